@@ -1,0 +1,59 @@
+# The course's two commands: `make lab` opens it, `make test` checks all of it.
+# Both set up .venv on first use (and again when requirements change).
+
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.attnlib-installed
+NOTEBOOKS := $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
+
+# Reproducible notebook outputs: one BLAS thread, fixed hash seed (see NOTEBOOK-FACTS).
+export OMP_NUM_THREADS := 1
+export MKL_NUM_THREADS := 1
+export PYTHONHASHSEED := 0
+
+.PHONY: setup lab test lint unit nbval notebooks format clean
+
+setup: $(STAMP)
+
+$(STAMP): requirements.txt pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "attnlib needs Python >= 3.10, found " + sys.version.split()[0])'
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet -r requirements.txt
+	$(BIN)/python -m pip install --quiet --no-deps -e .
+	@touch $(STAMP)
+
+lab: setup
+	$(BIN)/jupyter lab notebooks/
+
+test: setup
+	@start=$$(date +%s); \
+	$(MAKE) --no-print-directory lint unit nbval && \
+	echo "make test: all checks passed in $$(( $$(date +%s) - start )) s"
+
+lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/nbstripout --verify --keep-output --keep-count $(NOTEBOOKS)
+
+unit: setup
+	$(BIN)/python -m pytest tests
+
+nbval: setup
+	@test -n "$(NOTEBOOKS)" || { echo "no notebooks found in notebooks/"; exit 1; }
+	$(BIN)/python -m pytest --nbval --nbval-current-env \
+		--nbval-sanitize-with notebooks/nbval_sanitize.cfg \
+		--durations=0 -p no:cacheprovider $(NOTEBOOKS)
+
+# Re-execute every notebook top to bottom and store its outputs (no timing metadata).
+notebooks: setup
+	$(BIN)/jupyter nbconvert --to notebook --execute --inplace \
+		--ExecutePreprocessor.record_timing=False $(NOTEBOOKS)
+	$(BIN)/nbstripout --keep-output --keep-count $(NOTEBOOKS)
+
+format: setup
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache

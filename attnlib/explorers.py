@@ -1,0 +1,248 @@
+"""The functions behind the notebooks' sliders.
+
+Each explorer has two halves: a pure function that computes what the slider
+shows (returning a frozen dataclass, unit-tested by calling it), and a
+``show_*`` function that draws it. A notebook only wires ``show_*`` to
+``ipywidgets.interact``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import matplotlib.pyplot as plt
+import torch
+from matplotlib.figure import Figure
+
+from attnlib._validate import require_float_tensor, require_min_ndim, require_positive
+from attnlib.similarity import cosine_similarity, dot, projection
+from attnlib.softmax import softmax, softmax_jacobian
+from attnlib.viz import plot_attention, plot_distribution, plot_vectors_2d
+
+SATURATION_SCORES: tuple[float, ...] = (1.0, 2.0, 3.0, 4.0)
+
+
+# --- notebook 01: the dot product as an angle -------------------------------------------
+
+
+@dataclass(frozen=True)
+class DotProductAtAngle:
+    """Two 2-D vectors ``angle_degrees`` apart and what the dot product says about them."""
+
+    a: torch.Tensor
+    b: torch.Tensor
+    dot: float
+    cosine: float
+    projection: torch.Tensor
+
+
+def dot_product_at_angle(
+    angle_degrees: float, length_a: float = 2.0, length_b: float = 1.5
+) -> DotProductAtAngle:
+    r"""``b`` lies along the x-axis, ``a`` is rotated ``angle_degrees`` from it.
+
+    Then :math:`a \cdot b = \lVert a \rVert \lVert b \rVert \cos\theta`, and the
+    projection of ``a`` onto ``b`` has signed length :math:`\lVert a \rVert\cos\theta`.
+    """
+    length_a = require_positive("length_a", length_a)
+    length_b = require_positive("length_b", length_b)
+    theta = math.radians(angle_degrees)
+    a = torch.tensor([length_a * math.cos(theta), length_a * math.sin(theta)], dtype=torch.float64)
+    b = torch.tensor([length_b, 0.0], dtype=torch.float64)
+    return DotProductAtAngle(
+        a=a,
+        b=b,
+        dot=float(dot(a, b)),
+        cosine=float(cosine_similarity(a, b)),
+        projection=projection(a, b),
+    )
+
+
+def show_dot_product_at_angle(
+    angle_degrees: float, length_a: float = 2.0, length_b: float = 1.5
+) -> Figure:
+    """Draw ``a``, ``b`` and the projection of ``a`` onto ``b`` for a given angle."""
+    demo = dot_product_at_angle(angle_degrees, length_a, length_b)
+    fig, ax = plt.subplots(figsize=(5, 5))
+    plot_vectors_2d(
+        {"a": demo.a, "b": demo.b},
+        title=f"θ = {angle_degrees:.0f}°:  a·b = {demo.dot:.2f},  cos θ = {demo.cosine:.2f}",
+        ax=ax,
+    )
+    px, py = demo.projection.tolist()
+    ax.plot([demo.a[0].item(), px], [demo.a[1].item(), py], "k:", lw=1)
+    ax.plot([0, px], [0, py], color="tab:green", lw=5, alpha=0.5, label="projection of a on b")
+    ax.legend(loc="lower left")
+    return fig
+
+
+# --- notebook 02: softmax saturation and temperature ------------------------------------
+
+
+@dataclass(frozen=True)
+class SoftmaxAtScale:
+    """Softmax of ``scale * scores`` and how large its gradient still is."""
+
+    scores: torch.Tensor
+    probs: torch.Tensor
+    max_prob: float
+    jacobian_norm: float
+
+
+def softmax_at_scale(
+    scale: float, scores: Sequence[float] | torch.Tensor = SATURATION_SCORES
+) -> SoftmaxAtScale:
+    r"""Softmax of ``scale · scores`` and the Frobenius norm of its Jacobian.
+
+    Multiplying scores by ``scale`` is the same as a temperature of ``1/scale``.
+    As ``scale`` grows the largest weight goes to 1 and :math:`\lVert J \rVert_F`
+    to 0: the saturated softmax passes almost no gradient back.
+
+    Shapes:
+        scores: ``(n,)``; ``probs``: ``(n,)``.
+    """
+    scale = require_positive("scale", scale)
+    scores_t = torch.as_tensor(scores, dtype=torch.float64)
+    require_min_ndim("scores", scores_t, 1, "(n,)")
+    if scores_t.dim() != 1:
+        raise ValueError(f"scores must have shape (n,), got shape {tuple(scores_t.shape)}")
+    probs = softmax(scale * scores_t)
+    jacobian = softmax_jacobian(probs)
+    return SoftmaxAtScale(
+        scores=scale * scores_t,
+        probs=probs,
+        max_prob=float(probs.max()),
+        jacobian_norm=float(torch.linalg.matrix_norm(jacobian)),
+    )
+
+
+def show_softmax_at_scale(
+    scale: float, scores: Sequence[float] | torch.Tensor = SATURATION_SCORES
+) -> Figure:
+    """Bar chart of ``softmax(scale · scores)`` with the gradient size in the title."""
+    demo = softmax_at_scale(scale, scores)
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    labels = [f"{s:.1f}" for s in demo.scores.tolist()]
+    plot_distribution(
+        demo.probs,
+        labels,
+        title=(
+            f"softmax({scale:g} × scores): max weight {demo.max_prob:.4f}, "
+            f"‖Jacobian‖ = {demo.jacobian_norm:.4f}"
+        ),
+        xlabel="scaled score",
+        ax=ax,
+    )
+    return fig
+
+
+# --- notebook 02: why divide by √d_k -------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ScoresAtWidth:
+    """One query against ``n_keys`` random keys of width ``d_k``, with and without 1/√d_k."""
+
+    d_k: int
+    raw_scores: torch.Tensor
+    scaled_scores: torch.Tensor
+    raw_probs: torch.Tensor
+    scaled_probs: torch.Tensor
+    raw_jacobian_norm: float
+    scaled_jacobian_norm: float
+
+
+def scores_at_width(d_k: int, n_keys: int = 8, seed: int = 0) -> ScoresAtWidth:
+    r"""Random ``q`` and keys with independent N(0, 1) entries, scored at width ``d_k``.
+
+    :math:`\operatorname{Var}(q \cdot k) = d_k`, so raw scores spread like
+    :math:`\sqrt{d_k}` and softmax saturates as ``d_k`` grows; dividing by
+    :math:`\sqrt{d_k}` brings the spread back to 1 whatever ``d_k`` is.
+
+    Shapes:
+        raw_scores, scaled_scores, raw_probs, scaled_probs: ``(n_keys,)``.
+    """
+    if isinstance(d_k, bool) or not isinstance(d_k, int) or d_k < 1:
+        raise ValueError(f"d_k must be a positive int, got {d_k!r}")
+    if isinstance(n_keys, bool) or not isinstance(n_keys, int) or n_keys < 2:
+        raise ValueError(f"n_keys must be an int ≥ 2, got {n_keys!r}")
+    generator = torch.Generator().manual_seed(seed)
+    q = torch.randn(d_k, generator=generator, dtype=torch.float64)
+    keys = torch.randn(n_keys, d_k, generator=generator, dtype=torch.float64)
+    raw = keys @ q  # (n_keys,)
+    scaled = raw / math.sqrt(d_k)
+    raw_probs, scaled_probs = softmax(raw), softmax(scaled)
+    return ScoresAtWidth(
+        d_k=d_k,
+        raw_scores=raw,
+        scaled_scores=scaled,
+        raw_probs=raw_probs,
+        scaled_probs=scaled_probs,
+        raw_jacobian_norm=float(torch.linalg.matrix_norm(softmax_jacobian(raw_probs))),
+        scaled_jacobian_norm=float(torch.linalg.matrix_norm(softmax_jacobian(scaled_probs))),
+    )
+
+
+def show_scores_at_width(d_k: int, n_keys: int = 8, seed: int = 0) -> Figure:
+    """Two bar charts side by side: softmax of raw q·k and of q·k/√d_k."""
+    demo = scores_at_width(d_k, n_keys, seed)
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 3.5), sharey=True)
+    labels = [f"k{i}" for i in range(n_keys)]
+    plot_distribution(
+        demo.raw_probs,
+        labels,
+        title=f"softmax(q·k), d_k = {d_k}: ‖J‖ = {demo.raw_jacobian_norm:.3f}",
+        xlabel="key",
+        ax=left,
+        color="tab:red",
+    )
+    plot_distribution(
+        demo.scaled_probs,
+        labels,
+        title=f"softmax(q·k / √{d_k}): ‖J‖ = {demo.scaled_jacobian_norm:.3f}",
+        xlabel="key",
+        ax=right,
+        color="tab:green",
+    )
+    fig.tight_layout()
+    return fig
+
+
+# --- notebook 03: why naive attention looks at itself ------------------------------------
+
+
+def naive_weights_at_scale(x: torch.Tensor, scale: float) -> torch.Tensor:
+    r"""Naive self-attention weights :math:`\operatorname{softmax}((sX)(sX)^\top)`.
+
+    Scaling every vector by ``s`` multiplies every score by :math:`s^2`; since a
+    vector's score with itself, :math:`\lVert x_t \rVert^2`, is usually the
+    largest in its row, the weights collapse onto the diagonal as ``s`` grows.
+
+    Shapes:
+        x: ``(T, C)``; returns ``(T, T)``.
+    """
+    require_float_tensor("x", x)
+    if x.dim() != 2:
+        raise ValueError(f"x must have shape (T, C), got shape {tuple(x.shape)}")
+    scale = require_positive("scale", scale)
+    scaled = scale * x
+    return softmax(scaled @ scaled.T)  # (T, T)
+
+
+def show_naive_weights_at_scale(x: torch.Tensor, tokens: Sequence[str], scale: float) -> Figure:
+    """Heatmap of :func:`naive_weights_at_scale`, with the mean diagonal weight in the title."""
+    weights = naive_weights_at_scale(x, scale)
+    if len(tokens) != x.shape[0]:
+        raise ValueError(f"tokens has {len(tokens)} entries, x has {x.shape[0]} rows")
+    fig, ax = plt.subplots(figsize=(1.4 + 0.8 * len(tokens), 0.9 + 0.7 * len(tokens)))
+    self_weight = float(weights.diagonal().mean())
+    plot_attention(
+        weights,
+        list(tokens),
+        title=f"softmax((sX)(sX)ᵀ), s = {scale:.2f}: mean self-weight {self_weight:.2f}",
+        ax=ax,
+    )
+    fig.tight_layout()
+    return fig

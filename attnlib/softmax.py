@@ -1,0 +1,79 @@
+"""Softmax: turning a row of scores into weights that are positive and sum to 1."""
+
+from __future__ import annotations
+
+import torch
+
+from attnlib._validate import require_dim_index, require_float_tensor, require_positive
+
+
+def softmax(x: torch.Tensor, dim: int = -1, temperature: float = 1.0) -> torch.Tensor:
+    r"""Numerically stable softmax with a temperature.
+
+    .. math::
+
+        \operatorname{softmax}(z)_i = \frac{e^{(z_i - m)/\tau}}{\sum_j e^{(z_j - m)/\tau}},
+        \qquad m = \max_j z_j
+
+    Subtracting the maximum changes nothing mathematically (it cancels between
+    numerator and denominator) but keeps every exponent ≤ 0, so scores in the
+    thousands give finite weights instead of ``inf / inf = nan``.
+    A temperature τ > 1 flattens the distribution, τ < 1 sharpens it.
+    Equal to ``torch.softmax(x / temperature, dim)``, including its NaN for a
+    slice that is entirely ``-inf`` (attention handles that case itself).
+
+    Args:
+        x: scores, any floating-point dtype.
+        dim: the dimension that is normalised.
+        temperature: τ > 0.
+
+    Shapes:
+        x: ``(..., n, ...)``; returns the same shape, summing to 1 along ``dim``.
+    """
+    require_float_tensor("x", x)
+    dim = require_dim_index("dim", dim, max(x.dim(), 1))
+    temperature = require_positive("temperature", temperature)
+    scaled = x / temperature if temperature != 1.0 else x
+    shift = scaled.amax(dim=dim, keepdim=True).detach()
+    # A slice of all -inf has max -inf; -inf - (-inf) is nan either way, as in torch.
+    exps = torch.exp(scaled - shift)
+    return exps / exps.sum(dim=dim, keepdim=True)
+
+
+def naive_softmax(x: torch.Tensor, dim: int = -1) -> torch.Tensor:
+    r"""Softmax straight from the formula, :math:`e^{z_i} / \sum_j e^{z_j}`, without the max shift.
+
+    Kept only to show why :func:`softmax` subtracts the maximum: in float32,
+    ``exp(89)`` is already ``inf``, so scores of a few hundred give NaN here.
+
+    Shapes:
+        x: ``(..., n)``; returns the same shape.
+    """
+    require_float_tensor("x", x)
+    dim = require_dim_index("dim", dim, max(x.dim(), 1))
+    exps = torch.exp(x)
+    return exps / exps.sum(dim=dim, keepdim=True)
+
+
+def softmax_jacobian(p: torch.Tensor) -> torch.Tensor:
+    r"""Jacobian of softmax, written in terms of its output ``p``.
+
+    .. math::
+
+        J_{ij} = \frac{\partial p_i}{\partial z_j} = p_i(\delta_{ij} - p_j),
+        \qquad J = \operatorname{diag}(p) - p p^\top
+
+    When softmax saturates (one ``p_i`` near 1, the rest near 0) every entry of
+    ``J`` goes to 0: that is the vanishing gradient that the 1/√d_k scaling avoids.
+
+    Args:
+        p: probabilities along the last dimension (the output of :func:`softmax`).
+
+    Shapes:
+        p: ``(..., n)``; returns ``(..., n, n)`` with ``J[..., i, j] = ∂p_i/∂z_j``.
+    """
+    require_float_tensor("p", p)
+    if p.dim() < 1:
+        raise ValueError(f"p must have shape (..., n) with at least 1 dim, got shape {tuple(p.shape)}")
+    outer = p.unsqueeze(-1) * p.unsqueeze(-2)  # (..., n, n): p_i p_j
+    return torch.diag_embed(p) - outer

@@ -1,0 +1,187 @@
+"""Plot helpers: every plot gets a title and labelled axes.
+
+Each function draws on ``ax`` (or a new figure) and returns the ``Axes``, so a
+notebook can combine them; notebook cells end with ``plt.show()``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+from matplotlib.axes import Axes
+
+
+def _as_numpy(values: torch.Tensor | np.ndarray | Sequence[float], name: str) -> np.ndarray:
+    if isinstance(values, torch.Tensor):
+        return values.detach().cpu().float().numpy()
+    try:
+        return np.asarray(values, dtype=float)
+    except (TypeError, ValueError) as error:
+        raise TypeError(f"{name} must be a tensor, array or sequence of numbers") from error
+
+
+def _new_axes(ax: Axes | None, figsize: tuple[float, float]) -> Axes:
+    if ax is not None:
+        return ax
+    _, ax = plt.subplots(figsize=figsize)
+    return ax
+
+
+def plot_heatmap(
+    matrix: torch.Tensor | np.ndarray,
+    row_labels: Sequence[str] | None = None,
+    col_labels: Sequence[str] | None = None,
+    *,
+    title: str,
+    xlabel: str,
+    ylabel: str,
+    ax: Axes | None = None,
+    annotate: bool = True,
+    cmap: str = "viridis",
+    vmin: float | None = None,
+    vmax: float | None = None,
+    colorbar_label: str = "value",
+) -> Axes:
+    """A matrix as a coloured grid with optional token labels and values in each cell.
+
+    Shapes:
+        matrix: ``(rows, cols)``; ``row_labels`` has ``rows`` entries, ``col_labels`` ``cols``.
+    """
+    values = _as_numpy(matrix, "matrix")
+    if values.ndim != 2:
+        raise ValueError(f"matrix must have shape (rows, cols), got shape {values.shape}")
+    rows, cols = values.shape
+    if row_labels is not None and len(row_labels) != rows:
+        raise ValueError(f"row_labels has {len(row_labels)} entries, matrix has {rows} rows")
+    if col_labels is not None and len(col_labels) != cols:
+        raise ValueError(f"col_labels has {len(col_labels)} entries, matrix has {cols} columns")
+    ax = _new_axes(ax, (1.0 + 0.7 * cols, 0.8 + 0.55 * rows))
+    image = ax.imshow(values, cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")
+    ax.figure.colorbar(image, ax=ax, label=colorbar_label)
+    ax.set_xticks(range(cols), labels=list(col_labels) if col_labels is not None else None)
+    ax.set_yticks(range(rows), labels=list(row_labels) if row_labels is not None else None)
+    if col_labels is not None:
+        ax.tick_params(axis="x", labelrotation=45)
+    if annotate and rows * cols <= 400:
+        low, high = image.get_clim()
+        middle = (low + high) / 2
+        for r in range(rows):
+            for c in range(cols):
+                colour = "black" if values[r, c] > middle else "white"
+                ax.text(c, r, f"{values[r, c]:.2f}", ha="center", va="center", color=colour)
+    ax.set_title(title)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    return ax
+
+
+def plot_attention(
+    weights: torch.Tensor | np.ndarray,
+    query_labels: Sequence[str] | None = None,
+    key_labels: Sequence[str] | None = None,
+    *,
+    title: str = "Attention weights",
+    ax: Axes | None = None,
+    annotate: bool = True,
+) -> Axes:
+    """Attention weights as a heatmap: row = the query attending, column = the key attended to.
+
+    The colour scale is fixed to [0, 1] so heatmaps can be compared.
+
+    Shapes:
+        weights: ``(T_q, T_k)``; key labels default to the query labels (self-attention).
+    """
+    if key_labels is None:
+        key_labels = query_labels
+    return plot_heatmap(
+        weights,
+        query_labels,
+        key_labels,
+        title=title,
+        xlabel="key (attended to)",
+        ylabel="query (attending)",
+        ax=ax,
+        annotate=annotate,
+        vmin=0.0,
+        vmax=1.0,
+        colorbar_label="weight",
+    )
+
+
+def plot_distribution(
+    probs: torch.Tensor | np.ndarray | Sequence[float],
+    labels: Sequence[str] | None = None,
+    *,
+    title: str,
+    xlabel: str = "item",
+    ylabel: str = "probability",
+    ax: Axes | None = None,
+    ylim: tuple[float, float] | None = (0.0, 1.0),
+    color: str = "tab:blue",
+) -> Axes:
+    """A discrete distribution as a bar chart, each bar labelled with its value.
+
+    Shapes:
+        probs: ``(n,)``; ``labels`` has ``n`` entries (default ``0 … n-1``).
+    """
+    values = _as_numpy(probs, "probs")
+    if values.ndim != 1:
+        raise ValueError(f"probs must have shape (n,), got shape {values.shape}")
+    if labels is None:
+        labels = [str(i) for i in range(len(values))]
+    if len(labels) != len(values):
+        raise ValueError(f"labels has {len(labels)} entries, probs has {len(values)}")
+    ax = _new_axes(ax, (max(4.0, 0.6 * len(values) + 2), 3.2))
+    bars = ax.bar(range(len(values)), values, color=color)
+    ax.bar_label(bars, labels=[f"{v:.3f}" for v in values], fontsize=8)
+    ax.set_xticks(range(len(values)), labels=list(labels))
+    if ylim is not None:
+        ax.set_ylim(*ylim)
+    ax.set_title(title)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    return ax
+
+
+def plot_vectors_2d(
+    vectors: dict[str, torch.Tensor | np.ndarray | Sequence[float]],
+    *,
+    title: str,
+    ax: Axes | None = None,
+    xlabel: str = "x₁",
+    ylabel: str = "x₂",
+) -> Axes:
+    """Named 2-D vectors as arrows from the origin, on equal axes.
+
+    Shapes:
+        each vector: ``(2,)``.
+    """
+    ax = _new_axes(ax, (4.5, 4.5))
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    extent = 1.0
+    for i, (name, vector) in enumerate(vectors.items()):
+        xy = _as_numpy(vector, name)
+        if xy.shape != (2,):
+            raise ValueError(f"vector {name!r} must have shape (2,), got shape {xy.shape}")
+        colour = colours[i % len(colours)]
+        ax.annotate(
+            "",
+            xy=(xy[0], xy[1]),
+            xytext=(0, 0),
+            arrowprops={"arrowstyle": "->", "color": colour, "lw": 2},
+        )
+        ax.text(xy[0] * 1.08, xy[1] * 1.08, name, color=colour, fontsize=11)
+        extent = max(extent, float(np.abs(xy).max()))
+    limit = 1.25 * extent
+    ax.set_xlim(-limit, limit)
+    ax.set_ylim(-limit, limit)
+    ax.set_aspect("equal")
+    ax.axhline(0, color="grey", lw=0.5)
+    ax.axvline(0, color="grey", lw=0.5)
+    ax.set_title(title)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    return ax
