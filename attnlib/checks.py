@@ -71,9 +71,7 @@ def _compare(
             return f"{what} should be a torch.Tensor, but your function returned {_describe(got)}"
         got = torch.tensor(float(got), dtype=torch.float64)
     if tuple(got.shape) != tuple(expected.shape):
-        return (
-            f"{what} has shape {tuple(got.shape)}, expected shape {tuple(expected.shape)}"
-        )
+        return f"{what} has shape {tuple(got.shape)}, expected shape {tuple(expected.shape)}"
     got64 = got.detach().to(torch.float64)
     expected = expected.to(torch.float64)
     if torch.isnan(got64).any():
@@ -98,7 +96,9 @@ def _run_cases(
     rtol: float = 1e-4,
 ) -> CheckResult:
     if not callable(learner_fn):
-        return CheckResult(name, False, f"✗ {name}: expected a function, got {_describe(learner_fn)}")
+        return CheckResult(
+            name, False, f"✗ {name}: expected a function, got {_describe(learner_fn)}"
+        )
     for case in cases:
         args = tuple(a.clone() if isinstance(a, torch.Tensor) else a for a in case.args)
         try:
@@ -134,9 +134,7 @@ def _check_output(
     if isinstance(expected, torch.Tensor):
         return _compare(got, expected, "the result", atol, rtol)
     if not isinstance(got, (tuple, list)) or len(got) != len(expected):
-        return (
-            f"the function should return a pair (out, weights), but it returned {_describe(got)}"
-        )
+        return f"the function should return a pair (out, weights), but it returned {_describe(got)}"
     for label, got_part, expected_part in zip(("out", "weights"), got, expected, strict=True):
         problem = _compare(got_part, expected_part, label, atol, rtol)
         if problem is not None:
@@ -208,8 +206,7 @@ def check_score_table(fn: Callable[[torch.Tensor], torch.Tensor]) -> CheckResult
         _Case("4 random 3-d vectors", (x,), x @ x.T),
     ]
     hints = {
-        "default": "entry (i, j) is dot(X[i], X[j]); all of them at once is X @ X.T, "
-        "shape (T, T).",
+        "default": "entry (i, j) is dot(X[i], X[j]); all of them at once is X @ X.T, shape (T, T).",
     }
     return _run_cases("score_table", fn, cases, hints)
 

@@ -236,7 +236,7 @@ def show_naive_weights_at_scale(x: torch.Tensor, tokens: Sequence[str], scale: f
     weights = naive_weights_at_scale(x, scale)
     if len(tokens) != x.shape[0]:
         raise ValueError(f"tokens has {len(tokens)} entries, x has {x.shape[0]} rows")
-    fig, ax = plt.subplots(figsize=(1.4 + 0.8 * len(tokens), 0.9 + 0.7 * len(tokens)))
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.4 + 0.8 * len(tokens)), 0.9 + 0.7 * len(tokens)))
     self_weight = float(weights.diagonal().mean())
     plot_attention(
         weights,

@@ -34,7 +34,11 @@ def dot(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 
 
 def cosine_similarity(a: torch.Tensor, b: torch.Tensor, eps: float = 1e-12) -> torch.Tensor:
-    r"""Cosine of the angle between vectors, :math:`\frac{a \cdot b}{\lVert a \rVert \lVert b \rVert}`.
+    r"""Cosine of the angle between two vectors.
+
+    .. math::
+
+        \cos\theta = \frac{a \cdot b}{\lVert a \rVert \lVert b \rVert}
 
     The dot product with the lengths divided out: 1 for the same direction,
     0 for orthogonal, -1 for opposite. A zero vector has no direction; ``eps``

@@ -74,6 +74,8 @@ def softmax_jacobian(p: torch.Tensor) -> torch.Tensor:
     """
     require_float_tensor("p", p)
     if p.dim() < 1:
-        raise ValueError(f"p must have shape (..., n) with at least 1 dim, got shape {tuple(p.shape)}")
+        raise ValueError(
+            f"p must have shape (..., n) with at least 1 dim, got shape {tuple(p.shape)}"
+        )
     outer = p.unsqueeze(-1) * p.unsqueeze(-2)  # (..., n, n): p_i p_j
     return torch.diag_embed(p) - outer
