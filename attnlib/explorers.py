@@ -3,7 +3,8 @@
 Each explorer has two halves: a pure function that computes what the slider
 shows (returning a frozen dataclass, unit-tested by calling it), and a
 ``show_*`` function that draws it. A notebook only wires ``show_*`` to
-``ipywidgets.interact``.
+``ipywidgets.interact``. The result dataclasses hold tensors, so they compare by
+identity (``eq=False``): compare their fields instead.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ SATURATION_SCORES: tuple[float, ...] = (1.0, 2.0, 3.0, 4.0)
 # --- notebook 01: the dot product as an angle -------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class DotProductAtAngle:
     """Two 2-D vectors ``angle_degrees`` apart and what the dot product says about them."""
 
@@ -81,7 +82,7 @@ def show_dot_product_at_angle(
 # --- notebook 02: softmax saturation and temperature ------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class SoftmaxAtScale:
     """Softmax of ``scale * scores`` and how large its gradient still is."""
 
@@ -141,7 +142,7 @@ def show_softmax_at_scale(
 # --- notebook 02: why divide by √d_k -------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class ScoresAtWidth:
     """One query against ``n_keys`` random keys of width ``d_k``, with and without 1/√d_k."""
 

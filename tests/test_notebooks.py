@@ -1,0 +1,131 @@
+"""Structural checks on the stored notebooks (nbval then re-runs them and compares outputs).
+
+nbval never compares a code cell without an execution count, so a notebook saved
+without outputs would pass it while checking nothing: these tests make sure
+every notebook was executed top to bottom and follows the course's rules.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+NOTEBOOK_DIR = Path(__file__).resolve().parent.parent / "notebooks"
+NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("[0-9][0-9]_*.ipynb"))
+SEED_CALLS = ("torch.manual_seed(", "default_rng(", "set_printoptions(")
+
+
+def _load(path: Path) -> dict[str, Any]:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _source(cell: dict[str, Any]) -> str:
+    source = cell["source"]
+    return source if isinstance(source, str) else "".join(source)
+
+
+def _tags(cell: dict[str, Any]) -> list[str]:
+    return cell.get("metadata", {}).get("tags", [])
+
+
+def _code_cells(notebook: dict[str, Any]) -> list[dict[str, Any]]:
+    return [cell for cell in notebook["cells"] if cell["cell_type"] == "code"]
+
+
+def _text_of(outputs: list[dict[str, Any]]) -> str:
+    parts = []
+    for output in outputs:
+        if "text" in output:
+            parts.append(
+                output["text"] if isinstance(output["text"], str) else "".join(output["text"])
+            )
+        plain = output.get("data", {}).get("text/plain")
+        if plain is not None:
+            parts.append(plain if isinstance(plain, str) else "".join(plain))
+    return "".join(parts)
+
+
+def test_the_first_three_notebooks_exist() -> None:
+    numbers = [path.name[:2] for path in NOTEBOOKS]
+    assert numbers[:3] == ["01", "02", "03"], numbers
+    assert len(numbers) == len(set(numbers)), "two notebooks share a number"
+
+
+@pytest.fixture(params=NOTEBOOKS, ids=[path.name for path in NOTEBOOKS])
+def notebook(request: pytest.FixtureRequest) -> dict[str, Any]:
+    return _load(request.param)
+
+
+def test_every_code_cell_was_executed_in_order(notebook: dict[str, Any]) -> None:
+    counts = [cell.get("execution_count") for cell in _code_cells(notebook)]
+    assert None not in counts, "a code cell has no stored execution: run `make notebooks`"
+    assert counts == list(range(1, len(counts) + 1)), "cells were not run top to bottom once"
+
+
+def test_first_code_cell_seeds_and_sets_print_options(notebook: dict[str, Any]) -> None:
+    first = _source(_code_cells(notebook)[0])
+    missing = [call for call in SEED_CALLS if call not in first]
+    assert not missing, f"first code cell lacks {missing}"
+
+
+def test_no_errors_or_warnings_are_stored(notebook: dict[str, Any]) -> None:
+    for cell in _code_cells(notebook):
+        for output in cell.get("outputs", []):
+            assert output["output_type"] != "error", _source(cell)
+            if output.get("name") == "stderr":
+                assert "nbval-ignore-output" in _tags(cell), f"stderr output in: {_source(cell)}"
+
+
+def test_no_unstable_text_in_checked_outputs(notebook: dict[str, Any]) -> None:
+    for cell in _code_cells(notebook):
+        if "nbval-ignore-output" in _tags(cell):
+            continue
+        text = _text_of(cell.get("outputs", []))
+        assert not re.search(r"at 0x[0-9a-f]+", text), (
+            f"object address in output of {_source(cell)}"
+        )
+
+
+def test_widget_cells_are_excluded_from_output_comparison(notebook: dict[str, Any]) -> None:
+    widget_cells = [
+        c for c in _code_cells(notebook) if "interact" in _source(c) and "@" in _source(c)
+    ]
+    assert widget_cells, "each notebook 01–03 has at least one slider"
+    for cell in widget_cells:
+        assert "nbval-ignore-output" in _tags(cell), _source(cell)
+
+
+def test_has_plots_exercises_and_summary(notebook: dict[str, Any]) -> None:
+    markdown = "\n".join(_source(c) for c in notebook["cells"] if c["cell_type"] == "markdown")
+    assert re.search(r"^## .*Exercises", markdown, re.MULTILINE)
+    assert re.search(r"^## .*Summary", markdown, re.MULTILINE)
+    assert "learning goals" in markdown.lower()
+    images = [
+        o
+        for c in _code_cells(notebook)
+        for o in c.get("outputs", [])
+        if "image/png" in o.get("data", {})
+    ]
+    assert images, "no stored plot"
+    assert any("assert " in _source(c) for c in _code_cells(notebook))
+
+
+def test_each_solution_is_followed_by_a_passing_checker(notebook: dict[str, Any]) -> None:
+    code = _code_cells(notebook)
+    solutions = [i for i, cell in enumerate(code) if "solution" in _tags(cell)]
+    assert 2 <= len(solutions) <= 4, f"{len(solutions)} exercises"
+    for i in solutions:
+        check = code[i + 1]
+        assert "attnlib.check_" in _source(check).strip().splitlines()[-1], _source(check)
+        assert _text_of(check.get("outputs", [])).startswith("✓"), _source(check)
+        assert "assert" not in _source(check), "checks report, they do not assert"
+
+
+def test_no_execution_timing_metadata(notebook: dict[str, Any]) -> None:
+    for cell in notebook["cells"]:
+        assert "execution" not in cell.get("metadata", {})
+    assert notebook["metadata"].get("kernelspec", {}).get("name") == "python3"

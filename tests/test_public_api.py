@@ -1,0 +1,63 @@
+"""The public API is the contract later notebooks and outside checks rely on."""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+
+import attnlib
+
+CONTRACT = {
+    "softmax": ["x", "dim", "temperature"],
+    "softmax_jacobian": ["p"],
+    "naive_self_attention": ["x"],
+    "dot": ["a", "b"],
+    "cosine_similarity": ["a", "b", "eps"],
+    "analogy": ["vectors", "a", "b", "c", "k", "exclude_query_words"],
+}
+SHAPED = [
+    "softmax",
+    "softmax_jacobian",
+    "naive_softmax",
+    "naive_self_attention",
+    "dot",
+    "cosine_similarity",
+    "projection",
+    "plot_attention",
+    "plot_heatmap",
+    "plot_distribution",
+]
+
+
+@pytest.mark.parametrize(("name", "parameters"), CONTRACT.items())
+def test_contract_signatures(name: str, parameters: list[str]) -> None:
+    assert list(inspect.signature(getattr(attnlib, name)).parameters) == parameters
+
+
+def test_contract_defaults() -> None:
+    softmax_parameters = inspect.signature(attnlib.softmax).parameters
+    assert softmax_parameters["dim"].default == -1
+    assert softmax_parameters["temperature"].default == 1.0
+
+
+@pytest.mark.parametrize("name", attnlib.__all__)
+def test_every_public_name_is_documented_and_typed(name: str) -> None:
+    obj = getattr(attnlib, name)
+    assert inspect.getdoc(obj), f"{name} has no docstring"
+    if inspect.isfunction(obj):
+        hints = inspect.get_annotations(obj)
+        assert "return" in hints, f"{name} lacks a return annotation"
+        unannotated = [p for p in inspect.signature(obj).parameters if p not in hints]
+        assert not unannotated, f"{name}: parameters without type hints {unannotated}"
+
+
+@pytest.mark.parametrize("name", SHAPED)
+def test_tensor_functions_document_their_shapes(name: str) -> None:
+    assert "Shapes:" in inspect.getdoc(getattr(attnlib, name))
+
+
+def test_package_is_typed() -> None:
+    from importlib.resources import files
+
+    assert files("attnlib").joinpath("py.typed").is_file()
