@@ -12,7 +12,7 @@ export OMP_NUM_THREADS := 1
 export MKL_NUM_THREADS := 1
 export PYTHONHASHSEED := 0
 
-.PHONY: setup lab test lint unit nbval notebooks format clean
+.PHONY: setup lab test lint unit nbval notebooks figures format clean
 
 setup: $(STAMP)
 
@@ -50,6 +50,10 @@ notebooks: setup
 	$(BIN)/jupyter nbconvert --to notebook --execute --inplace \
 		--ExecutePreprocessor.record_timing=False $(NOTEBOOKS)
 	$(BIN)/nbstripout --keep-output --keep-count $(NOTEBOOKS)
+
+# Regenerate the PNGs in figures/ (deterministic: same bytes for the same code).
+figures: setup
+	$(BIN)/python figures/make_figures.py
 
 format: setup
 	$(BIN)/ruff check --fix .

@@ -119,7 +119,7 @@ def plot_distribution(
     xlabel: str = "item",
     ylabel: str = "probability",
     ax: Axes | None = None,
-    ylim: tuple[float, float] | None = (0.0, 1.0),
+    ylim: tuple[float, float] | None = (0.0, 1.12),
     color: str = "tab:blue",
 ) -> Axes:
     """A discrete distribution as a bar chart, each bar labelled with its value.
@@ -139,7 +139,7 @@ def plot_distribution(
     ax.bar_label(bars, labels=[f"{v:.3f}" for v in values], fontsize=8)
     ax.set_xticks(range(len(values)), labels=list(labels))
     if ylim is not None:
-        ax.set_ylim(*ylim)
+        ax.set_ylim(*ylim)  # the default leaves room above 1 for the bar labels
     ax.set_title(title)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)

@@ -1,0 +1,76 @@
+"""Regenerate every PNG in figures/ from attnlib's plot helpers: `make figures`.
+
+Deterministic: fixed sizes, DPI, seeds and no PNG metadata, so an unchanged
+figure rewrites the same bytes.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt
+from matplotlib.figure import Figure
+
+import attnlib
+
+FIGURE_DIR = Path(__file__).resolve().parent
+DPI = 110
+
+
+def softmax_saturation() -> Figure:
+    """Scores [1, 2, 3, 4] and the same ×10: the softmax saturates and its gradient vanishes."""
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.6), sharey=True)
+    for ax, scale in zip(axes, (1.0, 10.0), strict=True):
+        demo = attnlib.softmax_at_scale(scale)
+        attnlib.plot_distribution(
+            demo.probs,
+            [f"{s:g}" for s in demo.scores.tolist()],
+            title=f"softmax({scale:g} × [1, 2, 3, 4]): ‖J‖ = {demo.jacobian_norm:.2g}",
+            xlabel="score",
+            ax=ax,
+        )
+    fig.tight_layout()
+    return fig
+
+
+def naive_attention_heatmap() -> Figure:
+    """softmax(XXᵀ/√C) on GloVe vectors of three sentences that use "bears"."""
+    glove = attnlib.load_glove()
+    sentences = ["i love bears", "she bears the pain", "bears won the game"]
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))
+    for ax, sentence in zip(axes, sentences, strict=True):
+        tokens = sentence.split()
+        x = glove.stack(tokens)  # (T, 50)
+        weights = attnlib.softmax(x @ x.T / math.sqrt(x.shape[-1]))  # (T, T)
+        attnlib.plot_attention(weights, tokens, title=f"“{sentence}”: softmax(XXᵀ/√C)", ax=ax)
+    fig.tight_layout()
+    return fig
+
+
+FIGURES: dict[str, Callable[[], Figure]] = {
+    "softmax_saturation.png": softmax_saturation,
+    "naive_attention_heatmap.png": naive_attention_heatmap,
+}
+
+
+def main(names: list[str]) -> None:
+    unknown = sorted(set(names) - FIGURES.keys())
+    if unknown:
+        raise SystemExit(f"unknown figure(s) {unknown}; choose from {sorted(FIGURES)}")
+    for name in names or list(FIGURES):
+        fig = FIGURES[name]()
+        path = FIGURE_DIR / name
+        fig.savefig(path, dpi=DPI, metadata={"Software": None})
+        plt.close(fig)
+        print(f"wrote {path.relative_to(FIGURE_DIR.parent)}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
