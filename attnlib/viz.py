@@ -66,11 +66,12 @@ def plot_heatmap(
     if col_labels is not None:
         ax.tick_params(axis="x", labelrotation=45)
     if annotate and rows * cols <= 400:
-        low, high = image.get_clim()
-        middle = (low + high) / 2
+        cell_colours = image.cmap(image.norm(values))  # (rows, cols, 4) RGBA
+        # Perceived brightness of each cell decides black or white text (works for any cmap).
+        luminance = cell_colours[..., :3] @ np.array([0.299, 0.587, 0.114])
         for r in range(rows):
             for c in range(cols):
-                colour = "black" if values[r, c] > middle else "white"
+                colour = "black" if luminance[r, c] > 0.5 else "white"
                 ax.text(c, r, f"{values[r, c]:.2f}", ha="center", va="center", color=colour)
     ax.set_title(title)
     ax.set_xlabel(xlabel)
