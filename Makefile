@@ -43,7 +43,7 @@ nbval: setup
 	@test -n "$(NOTEBOOKS)" || { echo "no notebooks found in notebooks/"; exit 1; }
 	$(BIN)/python -m pytest --nbval --nbval-current-env \
 		--nbval-sanitize-with notebooks/nbval_sanitize.cfg \
-		--durations=0 -p no:cacheprovider $(NOTEBOOKS)
+		-p no:cacheprovider $(NOTEBOOKS)
 
 # Re-execute every notebook top to bottom and store its outputs (no timing metadata).
 notebooks: setup

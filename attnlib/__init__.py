@@ -25,6 +25,7 @@ from attnlib.explorers import (
     show_softmax_at_scale,
     softmax_at_scale,
 )
+from attnlib.masks import causal_mask
 from attnlib.naive_attention import naive_self_attention
 from attnlib.similarity import cosine_similarity, dot, projection
 from attnlib.softmax import naive_softmax, softmax, softmax_jacobian
@@ -37,6 +38,7 @@ __all__ = [
     "CheckResult",
     "WordVectors",
     "analogy",
+    "causal_mask",
     "check_causal_self_attention",
     "check_cosine_similarity",
     "check_dot",

@@ -19,6 +19,7 @@ from typing import Any
 
 import torch
 
+from attnlib.masks import causal_mask
 from attnlib.naive_attention import naive_self_attention
 from attnlib.similarity import cosine_similarity, dot
 from attnlib.softmax import softmax
@@ -286,9 +287,8 @@ def _scaled_reference(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
 
 
 def _causal_reference(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    t = x.shape[-2]
-    future = torch.ones(t, t, dtype=torch.bool).triu(1)  # True above the diagonal
-    scores = (x @ x.transpose(-2, -1)).masked_fill(future, -torch.inf)
+    may_attend = causal_mask(x.shape[-2])  # (T, T), True on and below the diagonal
+    scores = (x @ x.transpose(-2, -1)).masked_fill(~may_attend, -torch.inf)
     weights = softmax(scores)
     return weights @ x, weights
 

@@ -21,6 +21,7 @@ SHAPED = [
     "softmax_jacobian",
     "naive_softmax",
     "naive_self_attention",
+    "causal_mask",
     "dot",
     "cosine_similarity",
     "projection",
