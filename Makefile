@@ -23,8 +23,11 @@ $(STAMP): requirements.txt pyproject.toml
 	$(BIN)/python -m pip install --quiet --no-deps -e .
 	@touch $(STAMP)
 
+# JupyterLab refuses to start as root unless told; only then is --allow-root added.
+LAB_FLAGS ?= $(if $(filter 0,$(shell id -u 2>/dev/null)),--allow-root)
+
 lab: setup
-	$(BIN)/jupyter lab notebooks/
+	$(BIN)/jupyter lab --ServerApp.root_dir=notebooks $(LAB_FLAGS)
 
 test: setup
 	@start=$$(date +%s); \
