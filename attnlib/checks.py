@@ -300,54 +300,51 @@ _ATTENTION_HINTS = {
 }
 
 
+def _check_attention_variant(
+    name: str,
+    fn: Callable[[torch.Tensor], tuple[torch.Tensor, torch.Tensor]],
+    reference: Callable[[torch.Tensor], tuple[torch.Tensor, torch.Tensor]],
+    default_hint: str,
+) -> CheckResult:
+    cases = [_Case(d, (x,), reference(x)) for d, x in _attention_cases()]
+    return _run_cases(name, fn, cases, {**_ATTENTION_HINTS, "default": default_hint})
+
+
 def check_naive_self_attention(
     fn: Callable[[torch.Tensor], tuple[torch.Tensor, torch.Tensor]],
 ) -> CheckResult:
     """Check a learner's naive self-attention: ``weights = softmax(X Xᵀ)``, ``out = weights X``."""
-    cases = [_Case(d, (x,), naive_self_attention(x)) for d, x in _attention_cases()]
-    hints = {
-        **_ATTENTION_HINTS,
-        "default": "scores = x @ x.transpose(-2, -1); weights = softmax over the last dim; "
+    return _check_attention_variant(
+        "naive_self_attention",
+        fn,
+        naive_self_attention,
+        "scores = x @ x.transpose(-2, -1); weights = softmax over the last dim; "
         "out = weights @ x. Return (out, weights).",
-    }
-    return _run_cases("naive_self_attention", fn, cases, hints)
+    )
 
 
 def check_scaled_self_attention(
     fn: Callable[[torch.Tensor], tuple[torch.Tensor, torch.Tensor]],
 ) -> CheckResult:
     """Check ``weights = softmax(X Xᵀ / √C)``, ``out = weights X``."""
-    cases = [_Case(d, (x,), _scaled_reference(x)) for d, x in _attention_cases()]
-    hints = {
-        **_ATTENTION_HINTS,
-        "default": "divide the scores by math.sqrt(C), where C = x.shape[-1], before the "
-        "softmax. Return (out, weights).",
-    }
-    return _run_cases("scaled_self_attention", fn, cases, hints)
+    return _check_attention_variant(
+        "scaled_self_attention",
+        fn,
+        _scaled_reference,
+        "divide the scores by math.sqrt(C), where C = x.shape[-1], before the softmax. "
+        "Return (out, weights).",
+    )
 
 
 def check_causal_self_attention(
     fn: Callable[[torch.Tensor], tuple[torch.Tensor, torch.Tensor]],
 ) -> CheckResult:
     """Check naive self-attention where position t may only look at positions ≤ t."""
-    cases = [_Case(d, (x,), _causal_reference(x)) for d, x in _attention_cases()]
-    hints = {
-        **_ATTENTION_HINTS,
-        "default": "before the softmax, set the scores above the diagonal (the future) to "
-        "-inf: scores.masked_fill(torch.ones(T, T, dtype=torch.bool).triu(1), -torch.inf). "
-        "Their weights become exactly 0.",
-    }
-    return _run_cases("causal_self_attention", fn, cases, hints)
-
-
-__all__ = [
-    "CheckResult",
-    "check_causal_self_attention",
-    "check_cosine_similarity",
-    "check_dot",
-    "check_naive_self_attention",
-    "check_scaled_self_attention",
-    "check_score_table",
-    "check_softmax",
-    "check_softmax_jacobian",
-]
+    return _check_attention_variant(
+        "causal_self_attention",
+        fn,
+        _causal_reference,
+        "before the softmax, set the scores of the future (above the diagonal) to -inf: "
+        "allowed = torch.ones(T, T, dtype=torch.bool).tril() is True where t may attend, "
+        "then scores.masked_fill(~allowed, -torch.inf). Their weights become exactly 0.",
+    )
