@@ -4,6 +4,7 @@ Each module holds one idea; the notebooks derive it in a few lines, then import
 it from here and check that the two agree.
 """
 
+from attnlib.attention import scaled_dot_product_attention
 from attnlib.checks import (
     CheckResult,
     check_causal_self_attention,
@@ -16,18 +17,39 @@ from attnlib.checks import (
     check_softmax_jacobian,
 )
 from attnlib.explorers import (
+    MASK_KINDS,
     dot_product_at_angle,
+    encoding_at,
+    masked_weights,
     naive_weights_at_scale,
     scores_at_width,
     show_dot_product_at_angle,
+    show_encoding_at,
+    show_masked_weights,
     show_naive_weights_at_scale,
     show_scores_at_width,
     show_softmax_at_scale,
     softmax_at_scale,
 )
-from attnlib.masks import causal_mask
+from attnlib.masks import (
+    causal_mask,
+    from_torch_mha_mask,
+    padding_mask,
+    padding_mask_from_ids,
+    to_torch_key_padding_mask,
+    to_torch_mha_mask,
+)
+from attnlib.multi_head import MultiHeadAttention, merge_heads, split_heads
 from attnlib.naive_attention import naive_self_attention
+from attnlib.positional import (
+    LearnedPositionalEmbedding,
+    RotaryEmbedding,
+    SinusoidalPositionalEncoding,
+    apply_rotary,
+    sinusoidal_encoding,
+)
 from attnlib.similarity import cosine_similarity, dot, projection
+from attnlib.single_head import Attention, SelfAttention
 from attnlib.softmax import naive_softmax, softmax, softmax_jacobian
 from attnlib.viz import plot_attention, plot_distribution, plot_heatmap, plot_vectors_2d
 from attnlib.word_vectors import WordVectors, analogy, load_glove, nearest_words
@@ -35,9 +57,17 @@ from attnlib.word_vectors import WordVectors, analogy, load_glove, nearest_words
 __version__ = "0.1.0"
 
 __all__ = [
+    "MASK_KINDS",
+    "Attention",
     "CheckResult",
+    "LearnedPositionalEmbedding",
+    "MultiHeadAttention",
+    "RotaryEmbedding",
+    "SelfAttention",
+    "SinusoidalPositionalEncoding",
     "WordVectors",
     "analogy",
+    "apply_rotary",
     "causal_mask",
     "check_causal_self_attention",
     "check_cosine_similarity",
@@ -50,22 +80,35 @@ __all__ = [
     "cosine_similarity",
     "dot",
     "dot_product_at_angle",
+    "encoding_at",
+    "from_torch_mha_mask",
     "load_glove",
+    "masked_weights",
+    "merge_heads",
     "naive_self_attention",
     "naive_softmax",
     "naive_weights_at_scale",
     "nearest_words",
+    "padding_mask",
+    "padding_mask_from_ids",
     "plot_attention",
     "plot_distribution",
     "plot_heatmap",
     "plot_vectors_2d",
     "projection",
+    "scaled_dot_product_attention",
     "scores_at_width",
     "show_dot_product_at_angle",
+    "show_encoding_at",
+    "show_masked_weights",
     "show_naive_weights_at_scale",
     "show_scores_at_width",
     "show_softmax_at_scale",
+    "sinusoidal_encoding",
     "softmax",
     "softmax_at_scale",
     "softmax_jacobian",
+    "split_heads",
+    "to_torch_key_padding_mask",
+    "to_torch_mha_mask",
 ]

@@ -18,9 +18,12 @@ import torch
 from matplotlib.figure import Figure
 
 from attnlib._validate import require_float_tensor, require_min_ndim, require_positive
+from attnlib.attention import scaled_dot_product_attention
+from attnlib.masks import causal_mask, padding_mask
+from attnlib.positional import sinusoidal_encoding
 from attnlib.similarity import cosine_similarity, dot, projection
 from attnlib.softmax import softmax, softmax_jacobian
-from attnlib.viz import plot_attention, plot_distribution, plot_vectors_2d
+from attnlib.viz import plot_attention, plot_distribution, plot_heatmap, plot_vectors_2d
 
 SATURATION_SCORES: tuple[float, ...] = (1.0, 2.0, 3.0, 4.0)
 
@@ -245,5 +248,149 @@ def show_naive_weights_at_scale(x: torch.Tensor, tokens: Sequence[str], scale: f
         title=f"softmax((sX)(sX)ᵀ), s = {scale:.2f}: mean self-weight {self_weight:.2f}",
         ax=ax,
     )
+    fig.tight_layout()
+    return fig
+
+
+# --- notebook 06: the sinusoidal encodings -------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class EncodingAt:
+    """One entry of the sinusoidal encoding table and the wave it lies on."""
+
+    encoding: torch.Tensor
+    position: int
+    dimension: int
+    value: float
+    wavelength: float
+
+
+def encoding_at(
+    position: int, dimension: int, max_len: int = 64, d_model: int = 64, base: float = 10000.0
+) -> EncodingAt:
+    r"""``PE[position, dimension]`` of a ``(max_len, d_model)`` table, with its wavelength.
+
+    Dims ``2i`` and ``2i+1`` oscillate with wavelength :math:`2\pi \cdot \text{base}^{2i/d}`:
+    from 2π ≈ 6.3 positions for the first pair up to nearly ``base``·2π for the last.
+
+    Shapes:
+        encoding: ``(max_len, d_model)``.
+    """
+    if not 0 <= position < max_len:
+        raise ValueError(f"position must be in [0, max_len={max_len}), got {position}")
+    if not 0 <= dimension < d_model:
+        raise ValueError(f"dimension must be in [0, d_model={d_model}), got {dimension}")
+    encoding = sinusoidal_encoding(max_len, d_model, base)
+    pair = dimension // 2
+    return EncodingAt(
+        encoding=encoding,
+        position=position,
+        dimension=dimension,
+        value=float(encoding[position, dimension]),
+        wavelength=2 * math.pi * base ** (2 * pair / d_model),
+    )
+
+
+def show_encoding_at(
+    position: int, dimension: int, max_len: int = 64, d_model: int = 64, base: float = 10000.0
+) -> Figure:
+    """Heatmap of the whole table with the chosen entry marked, and that dimension as a wave."""
+    view = encoding_at(position, dimension, max_len, d_model, base)
+    fig, (table, wave) = plt.subplots(1, 2, figsize=(12, 4.2))
+    plot_heatmap(
+        view.encoding,
+        title=f"PE table (base {base:g}): PE[{position}, {dimension}] = {view.value:+.3f}",
+        xlabel="dimension",
+        ylabel="position",
+        ax=table,
+        annotate=False,
+        cmap="RdBu_r",
+        vmin=-1.0,
+        vmax=1.0,
+        colorbar_label="PE value",
+    )
+    table.plot(
+        [dimension],
+        [position],
+        marker="s",
+        markersize=9,
+        markerfacecolor="none",
+        markeredgecolor="black",
+        markeredgewidth=2,
+    )
+    positions = torch.arange(max_len)
+    wave.plot(positions, view.encoding[:, dimension], color="tab:purple")
+    wave.plot([position], [view.value], "o", color="black")
+    kind = "sin" if dimension % 2 == 0 else "cos"
+    wave.set_title(f"dimension {dimension} ({kind}): wavelength {view.wavelength:.1f} positions")
+    wave.set_xlabel("position")
+    wave.set_ylabel("PE value")
+    wave.set_ylim(-1.1, 1.1)
+    fig.tight_layout()
+    return fig
+
+
+# --- notebook 07: mask kinds --------------------------------------------------------------
+
+MASK_KINDS: tuple[str, ...] = ("none", "causal", "padding", "causal + padding")
+MASK_DEMO_WORDS: tuple[str, ...] = ("the", "cat", "sat", "down", "on", "it")
+
+
+@dataclass(frozen=True, eq=False)
+class MaskedWeights:
+    """Attention weights of one short padded sentence under one kind of mask."""
+
+    kind: str
+    mask: torch.Tensor
+    weights: torch.Tensor
+
+
+def masked_weights(kind: str, real_length: int = 4, seed: int = 0) -> MaskedWeights:
+    r"""Self-attention weights of the 6-token demo sentence under mask ``kind``.
+
+    ``kind`` is one of :data:`MASK_KINDS`. Queries and keys are seeded random
+    vectors; the last ``6 - real_length`` tokens are padding. Polarity: ``True`` =
+    may attend; blocked weights are exactly 0.
+
+    Shapes:
+        mask: ``(6, 6)`` bool; weights: ``(6, 6)``.
+    """
+    if kind not in MASK_KINDS:
+        raise ValueError(f"kind must be one of {MASK_KINDS}, got {kind!r}")
+    length = len(MASK_DEMO_WORDS)
+    if not 1 <= real_length <= length:
+        raise ValueError(f"real_length must be in [1, {length}], got {real_length}")
+    generator = torch.Generator().manual_seed(seed)
+    q = torch.randn(length, 8, generator=generator, dtype=torch.float64)
+    k = torch.randn(length, 8, generator=generator, dtype=torch.float64)
+    v = torch.randn(length, 8, generator=generator, dtype=torch.float64)
+    mask = torch.ones(length, length, dtype=torch.bool)
+    if "causal" in kind:
+        mask &= causal_mask(length)
+    if "padding" in kind:
+        mask &= padding_mask([real_length], length)[0, 0]  # (1, T) broadcasts over queries
+    _, weights = scaled_dot_product_attention(q, k, v, mask=mask)
+    return MaskedWeights(kind=kind, mask=mask, weights=weights)
+
+
+def show_masked_weights(kind: str, real_length: int = 4, seed: int = 0) -> Figure:
+    """Heatmap of :func:`masked_weights`; blocked cells are hatched."""
+    demo = masked_weights(kind, real_length, seed)
+    tokens = [w if i < real_length else "<pad>" for i, w in enumerate(MASK_DEMO_WORDS)]
+    fig, ax = plt.subplots(figsize=(6.5, 5))
+    plot_attention(demo.weights, tokens, title=f"mask: {kind} (True = may attend)", ax=ax)
+    for query, key in torch.nonzero(~demo.mask).tolist():
+        ax.add_patch(
+            plt.Rectangle(
+                (key - 0.5, query - 0.5),
+                1,
+                1,
+                fill=False,
+                hatch="//",
+                edgecolor="grey",
+                linewidth=0,
+            )
+        )
     fig.tight_layout()
     return fig

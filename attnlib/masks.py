@@ -35,3 +35,118 @@ def causal_mask(t_q: int, t_k: int | None = None) -> torch.Tensor:
             f"got t_q={t_q}, t_k={t_k}"
         )
     return torch.ones(t_q, t_k, dtype=torch.bool).tril(diagonal=t_k - t_q)
+
+
+def padding_mask(lengths: torch.Tensor | list[int], max_len: int) -> torch.Tensor:
+    r"""Padding mask for sequences padded to ``max_len``: keys past each length are blocked.
+
+    .. math::
+
+        M_{b,j} = [\, j < \text{lengths}_b \,]
+
+    Polarity: ``True`` = a real token that may be attended to. The two singleton
+    dims broadcast over heads and queries, so every query of sequence ``b``
+    ignores its padding.
+
+    Shapes:
+        lengths: ``(B,)``; returns ``(B, 1, 1, max_len)`` bool.
+    """
+    lengths_t = torch.as_tensor(lengths)
+    if lengths_t.dim() != 1 or lengths_t.is_floating_point() or lengths_t.dtype == torch.bool:
+        raise ValueError(
+            f"lengths must be a 1-D sequence of ints (B,), got dtype {lengths_t.dtype} "
+            f"and shape {tuple(lengths_t.shape)}"
+        )
+    if isinstance(max_len, bool) or not isinstance(max_len, int) or max_len < 1:
+        raise ValueError(f"max_len must be a positive int, got {max_len!r}")
+    if len(lengths_t) and (lengths_t.min() < 0 or lengths_t.max() > max_len):
+        raise ValueError(f"lengths must lie in [0, max_len={max_len}], got {lengths_t.tolist()}")
+    positions = torch.arange(max_len, device=lengths_t.device)  # (max_len,)
+    real = positions.unsqueeze(0) < lengths_t.unsqueeze(1)  # (B, max_len)
+    return real[:, None, None, :]  # (B, 1, 1, max_len)
+
+
+def padding_mask_from_ids(token_ids: torch.Tensor, pad_id: int) -> torch.Tensor:
+    """Padding mask from token ids: every position whose id is not ``pad_id`` may be attended to.
+
+    Polarity: ``True`` = real token.
+
+    Shapes:
+        token_ids: ``(B, T)`` integer; returns ``(B, 1, 1, T)`` bool.
+    """
+    if not isinstance(token_ids, torch.Tensor):
+        raise TypeError(f"token_ids must be a torch.Tensor, got {type(token_ids).__name__}")
+    if token_ids.dim() != 2 or token_ids.is_floating_point():
+        raise ValueError(
+            f"token_ids must be integer ids of shape (B, T), got dtype {token_ids.dtype} "
+            f"and shape {tuple(token_ids.shape)}"
+        )
+    return (token_ids != pad_id)[:, None, None, :]  # (B, 1, 1, T)
+
+
+def to_torch_mha_mask(mask: torch.Tensor, num_heads: int | None = None) -> torch.Tensor:
+    """Convert an attnlib mask (``True`` = may attend) to ``nn.MultiheadAttention``'s ``attn_mask``.
+
+    ``torch.nn.MultiheadAttention`` reads a bool ``attn_mask`` the other way round
+    (``True`` = blocked) and wants it as ``(T_q, T_k)`` or, per batch and head,
+    ``(B * num_heads, T_q, T_k)`` with heads folded into the batch.
+
+    Shapes:
+        mask: ``(T_q, T_k)`` → ``(T_q, T_k)``; or anything broadcastable to
+        ``(B, H, T_q, T_k)`` with ≥ 3 dims, given ``num_heads=H`` → ``(B * H, T_q, T_k)``.
+    """
+    _require_bool_mask(mask)
+    if mask.dim() == 2:
+        return ~mask
+    if num_heads is None:
+        raise ValueError(
+            f"a mask of shape {tuple(mask.shape)} needs num_heads to be folded into "
+            "(B * num_heads, T_q, T_k)"
+        )
+    if mask.dim() > 4:
+        raise ValueError(f"mask must have at most 4 dims (B, H, T_q, T_k), got {tuple(mask.shape)}")
+    full = mask.reshape((1,) * (4 - mask.dim()) + tuple(mask.shape))  # (B|1, H|1, T_q, T_k)
+    batch = full.shape[0]
+    full = full.expand(batch, num_heads, *full.shape[-2:])  # (B, H, T_q, T_k)
+    return ~full.reshape(batch * num_heads, *full.shape[-2:])  # (B * H, T_q, T_k)
+
+
+def from_torch_mha_mask(attn_mask: torch.Tensor, num_heads: int | None = None) -> torch.Tensor:
+    """Convert ``nn.MultiheadAttention``'s bool ``attn_mask`` (``True`` = blocked) to attnlib's.
+
+    Shapes:
+        attn_mask: ``(T_q, T_k)`` → ``(T_q, T_k)``; ``(B * H, T_q, T_k)`` with
+        ``num_heads=H`` → ``(B, H, T_q, T_k)``.
+    """
+    _require_bool_mask(attn_mask, name="attn_mask")
+    if attn_mask.dim() == 2:
+        return ~attn_mask
+    if attn_mask.dim() != 3 or num_heads is None or attn_mask.shape[0] % num_heads:
+        raise ValueError(
+            f"attn_mask must be (T_q, T_k), or (B * num_heads, T_q, T_k) with num_heads given, "
+            f"got shape {tuple(attn_mask.shape)} and num_heads={num_heads}"
+        )
+    unfolded = attn_mask.reshape(-1, num_heads, *attn_mask.shape[-2:])  # (B, H, T_q, T_k)
+    return ~unfolded
+
+
+def to_torch_key_padding_mask(mask: torch.Tensor) -> torch.Tensor:
+    """Convert a padding mask ``(B, 1, 1, T_k)`` (``True`` = real) to ``key_padding_mask``.
+
+    ``nn.MultiheadAttention``'s ``key_padding_mask`` is ``(B, T_k)`` with ``True`` = ignore.
+
+    Shapes:
+        mask: ``(B, 1, 1, T_k)`` or ``(B, T_k)``; returns ``(B, T_k)`` bool.
+    """
+    _require_bool_mask(mask)
+    if mask.dim() == 4 and mask.shape[1] == mask.shape[2] == 1:
+        mask = mask[:, 0, 0, :]  # (B, T_k)
+    if mask.dim() != 2:
+        raise ValueError(f"mask must be (B, 1, 1, T_k) or (B, T_k), got {tuple(mask.shape)}")
+    return ~mask
+
+
+def _require_bool_mask(mask: object, name: str = "mask") -> None:
+    if not isinstance(mask, torch.Tensor) or mask.dtype != torch.bool:
+        got = mask.dtype if isinstance(mask, torch.Tensor) else type(mask).__name__
+        raise TypeError(f"{name} must be a bool torch.Tensor, got {got}")

@@ -61,10 +61,12 @@ def plot_heatmap(
     ax = _new_axes(ax, (1.0 + 0.7 * cols, 0.8 + 0.55 * rows))
     image = ax.imshow(values, cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")
     ax.figure.colorbar(image, ax=ax, label=colorbar_label)
-    ax.set_xticks(range(cols), labels=list(col_labels) if col_labels is not None else None)
-    ax.set_yticks(range(rows), labels=list(row_labels) if row_labels is not None else None)
+    # Unlabelled axes keep matplotlib's own ticks: a tick per cell crowds a large table.
     if col_labels is not None:
+        ax.set_xticks(range(cols), labels=list(col_labels))
         ax.tick_params(axis="x", labelrotation=45)
+    if row_labels is not None:
+        ax.set_yticks(range(rows), labels=list(row_labels))
     if annotate and rows * cols <= 400:
         cell_colours = image.cmap(image.norm(values))  # (rows, cols, 4) RGBA
         # Perceived brightness of each cell decides black or white text (works for any cmap).

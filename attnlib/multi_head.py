@@ -1,0 +1,144 @@
+"""Multi-head attention: h heads of width d_model/h attend in parallel, then W^O mixes them."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from attnlib._validate import require_float_tensor
+from attnlib.attention import scaled_dot_product_attention
+
+
+def split_heads(x: torch.Tensor, num_heads: int) -> torch.Tensor:
+    """Cut the model width into ``num_heads`` heads of width ``C / num_heads``.
+
+    Shapes:
+        x: ``(B, T, C)``; returns ``(B, H, T, C / H)``.
+    """
+    batch, length, width = x.shape
+    head_size = width // num_heads
+    return x.view(batch, length, num_heads, head_size).transpose(1, 2)  # (B, H, T, D)
+
+
+def merge_heads(x: torch.Tensor) -> torch.Tensor:
+    """Inverse of :func:`split_heads`: concatenate the heads back into one width.
+
+    Shapes:
+        x: ``(B, H, T, D)``; returns ``(B, T, H * D)``.
+    """
+    batch, num_heads, length, head_size = x.shape
+    return x.transpose(1, 2).contiguous().view(batch, length, num_heads * head_size)  # (B, T, C)
+
+
+class MultiHeadAttention(nn.Module):
+    r"""Multi-head attention (batch-first), the paper's :math:`\operatorname{MultiHead}(Q, K, V)`.
+
+    .. math::
+
+        \text{head}_i = \operatorname{Attention}(Q W^Q_i, K W^K_i, V W^V_i), \qquad
+        \operatorname{MultiHead}(Q, K, V) = \operatorname{Concat}(\text{head}_1, \dots,
+        \text{head}_h)\, W^O
+
+    Each of ``w_q``, ``w_k``, ``w_v`` is one ``(d_model → d_model)`` linear map whose
+    output is cut into ``num_heads`` slices of ``d_k = d_model / num_heads``: slice
+    ``i`` is head ``i``'s :math:`W^Q_i`. ``w_o`` is :math:`W^O`.
+
+    Args:
+        d_model: model width C.
+        num_heads: H; must divide ``d_model``.
+        dropout: dropout on the attention weights, in training mode only.
+        bias: whether the four projections have biases.
+
+    Shapes:
+        query: ``(B, T_q, C)``; key, value: ``(B, T_k, C)`` (default: ``query``);
+        mask: bool, ``True`` = may attend, broadcastable to ``(B, H, T_q, T_k)``;
+        returns ``out (B, T_q, C)`` and ``weights (B, H, T_q, T_k)``.
+    """
+
+    def __init__(self, d_model: int, num_heads: int, dropout: float = 0.0, bias: bool = True):
+        super().__init__()
+        if num_heads < 1 or d_model % num_heads != 0:
+            raise ValueError(
+                f"d_model ({d_model}) must be divisible by num_heads ({num_heads}): "
+                "each head gets d_model / num_heads dims"
+            )
+        if not 0.0 <= dropout < 1.0:
+            raise ValueError(f"dropout must be in [0, 1), got {dropout}")
+        self.d_model = d_model
+        self.num_heads = num_heads
+        self.head_size = d_model // num_heads
+        self.dropout = dropout
+        self.w_q = nn.Linear(d_model, d_model, bias=bias)
+        self.w_k = nn.Linear(d_model, d_model, bias=bias)
+        self.w_v = nn.Linear(d_model, d_model, bias=bias)
+        self.w_o = nn.Linear(d_model, d_model, bias=bias)
+
+    def _require_input(self, name: str, x: torch.Tensor) -> None:
+        require_float_tensor(name, x)
+        if x.dim() != 3 or x.shape[-1] != self.d_model:
+            raise ValueError(
+                f"{name} must have shape (B, T, d_model={self.d_model}), got {tuple(x.shape)}"
+            )
+
+    def forward(
+        self,
+        query: torch.Tensor,
+        key: torch.Tensor | None = None,
+        value: torch.Tensor | None = None,
+        mask: torch.Tensor | None = None,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Attend from ``query`` to ``key``/``value`` (self-attention when they are omitted)."""
+        key = query if key is None else key
+        value = key if value is None else value
+        for name, x in (("query", query), ("key", key), ("value", value)):
+            self._require_input(name, x)
+        if key.shape[:2] != value.shape[:2] or key.shape[0] != query.shape[0]:
+            raise ValueError(
+                f"query, key and value must share the batch size and key/value the length, got "
+                f"query {tuple(query.shape)}, key {tuple(key.shape)}, value {tuple(value.shape)}"
+            )
+        q = split_heads(self.w_q(query), self.num_heads)  # (B, H, T_q, D)
+        k = split_heads(self.w_k(key), self.num_heads)  # (B, H, T_k, D)
+        v = split_heads(self.w_v(value), self.num_heads)  # (B, H, T_k, D)
+        dropout_p = self.dropout if self.training else 0.0
+        heads, weights = scaled_dot_product_attention(q, k, v, mask=mask, dropout_p=dropout_p)
+        out = self.w_o(merge_heads(heads))  # (B, T_q, C)
+        return out, weights
+
+    @classmethod
+    def from_torch(cls, module: nn.MultiheadAttention) -> MultiHeadAttention:
+        """A copy of a ``torch.nn.MultiheadAttention``'s weights in attnlib's layout.
+
+        The two then give the same outputs and, with ``average_attn_weights=False``,
+        the same per-head weights. Remember the mask polarity: pass attnlib a mask with
+        ``True`` = may attend, and PyTorch the inverted one (see
+        :func:`attnlib.masks.to_torch_mha_mask`). Works whether or not the PyTorch
+        module is ``batch_first`` (attnlib always is).
+        """
+        if not isinstance(module, nn.MultiheadAttention):
+            raise TypeError(f"module must be a torch.nn.MultiheadAttention, got {type(module)}")
+        if module.bias_k is not None or module.add_zero_attn:
+            raise ValueError("add_bias_kv and add_zero_attn have no counterpart in attnlib")
+        if module.kdim != module.embed_dim or module.vdim != module.embed_dim:
+            raise ValueError(
+                f"kdim and vdim must equal embed_dim ({module.embed_dim}), "
+                f"got kdim={module.kdim}, vdim={module.vdim}"
+            )
+        has_bias = module.in_proj_bias is not None
+        ours = cls(module.embed_dim, module.num_heads, dropout=module.dropout, bias=has_bias)
+        if module.in_proj_weight is not None:
+            w_q, w_k, w_v = module.in_proj_weight.chunk(3, dim=0)  # 3 × (C, C)
+        else:
+            w_q, w_k, w_v = module.q_proj_weight, module.k_proj_weight, module.v_proj_weight
+        with torch.no_grad():
+            for linear, weight in zip((ours.w_q, ours.w_k, ours.w_v), (w_q, w_k, w_v), strict=True):
+                linear.weight.copy_(weight)
+            ours.w_o.weight.copy_(module.out_proj.weight)
+            if has_bias:
+                b_q, b_k, b_v = module.in_proj_bias.chunk(3, dim=0)  # 3 × (C,)
+                for linear, bias in zip(
+                    (ours.w_q, ours.w_k, ours.w_v), (b_q, b_k, b_v), strict=True
+                ):
+                    linear.bias.copy_(bias)
+                ours.w_o.bias.copy_(module.out_proj.bias)
+        return ours.to(dtype=module.out_proj.weight.dtype, device=module.out_proj.weight.device)
