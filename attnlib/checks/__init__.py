@@ -1,0 +1,59 @@
+"""Checkers for the notebooks' exercises.
+
+A checker calls the learner's function on several cases, compares each result
+with attnlib's reference and returns a :class:`CheckResult` whose text says
+what is wrong (which case, expected vs got, a hint) or that all cases passed.
+It never lets the learner's exception escape as a bare traceback, and a
+function that still raises ``NotImplementedError`` is reported as not done yet.
+
+In a notebook, make the checker call the last line of the cell so that its
+report is shown.
+"""
+
+from attnlib.checks._framework import CheckResult
+from attnlib.checks.attention_core import (
+    check_attention_head,
+    check_causal_mask,
+    check_cross_attention,
+    check_masked_attention,
+    check_merge_heads,
+    check_multi_head_attention,
+    check_padding_mask,
+    check_rotary,
+    check_scaled_dot_product_attention,
+    check_sinusoidal_encoding,
+    check_split_heads,
+)
+from attnlib.checks.foundations import (
+    check_causal_self_attention,
+    check_cosine_similarity,
+    check_dot,
+    check_naive_self_attention,
+    check_scaled_self_attention,
+    check_score_table,
+    check_softmax,
+    check_softmax_jacobian,
+)
+
+__all__ = [
+    "CheckResult",
+    "check_attention_head",
+    "check_causal_mask",
+    "check_causal_self_attention",
+    "check_cosine_similarity",
+    "check_cross_attention",
+    "check_dot",
+    "check_masked_attention",
+    "check_merge_heads",
+    "check_multi_head_attention",
+    "check_naive_self_attention",
+    "check_padding_mask",
+    "check_rotary",
+    "check_scaled_dot_product_attention",
+    "check_scaled_self_attention",
+    "check_score_table",
+    "check_sinusoidal_encoding",
+    "check_softmax",
+    "check_softmax_jacobian",
+    "check_split_heads",
+]

@@ -1,0 +1,155 @@
+"""The machinery every exercise checker shares: run cases, compare, explain."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """The outcome of a checker: truthy when every case passed; its repr is the report."""
+
+    name: str
+    passed: bool
+    message: str
+    done: bool = True
+
+    def __bool__(self) -> bool:
+        return self.passed
+
+    def __repr__(self) -> str:
+        return self.message
+
+    __str__ = __repr__
+
+
+@dataclass(frozen=True)
+class Case:
+    description: str
+    args: tuple[Any, ...]
+    expected: torch.Tensor | tuple[torch.Tensor, ...]
+
+
+def _describe(value: object) -> str:
+    if isinstance(value, torch.Tensor):
+        return f"a tensor of shape {tuple(value.shape)}"
+    return f"{type(value).__name__}"
+
+
+def _short(tensor: torch.Tensor) -> str:
+    flat = tensor.detach().flatten().tolist()
+    shown = ", ".join(f"{v:.4g}" for v in flat[:6])
+    return f"[{shown}{', …' if len(flat) > 6 else ''}]"
+
+
+def _compare(
+    got: object, expected: torch.Tensor, what: str, atol: float, rtol: float
+) -> str | None:
+    """``None`` when ``got`` matches ``expected``, else a sentence saying how it differs."""
+    if not isinstance(got, torch.Tensor):
+        got_as_number = isinstance(got, (int, float)) and expected.dim() == 0
+        if not got_as_number:
+            return f"{what} should be a torch.Tensor, but your function returned {_describe(got)}"
+        got = torch.tensor(float(got), dtype=torch.float64)
+    if tuple(got.shape) != tuple(expected.shape):
+        return f"{what} has shape {tuple(got.shape)}, expected shape {tuple(expected.shape)}"
+    if expected.dtype == torch.bool:
+        return _compare_masks(got, expected, what)
+    got64 = got.detach().to(torch.float64)
+    expected = expected.to(torch.float64)
+    if torch.isnan(got64).any():
+        return f"{what} contains NaN: got {_short(got64)}, expected {_short(expected)}"
+    close = torch.isclose(got64, expected, atol=atol, rtol=rtol)
+    if not bool(close.all()):
+        bad = tuple(int(i) for i in torch.nonzero(~close)[0])
+        return (
+            f"{what} differs at index {bad}: got {got64[bad].item():.6g}, "
+            f"expected {expected[bad].item():.6g} "
+            f"(got {_short(got64)}, expected {_short(expected)})"
+        )
+    return None
+
+
+def _compare_masks(got: torch.Tensor, expected: torch.Tensor, what: str) -> str | None:
+    if got.dtype != torch.bool:
+        return f"{what} should be a bool tensor (True = may attend), got dtype {got.dtype}"
+    if torch.equal(got, expected):
+        return None
+    if torch.equal(got, ~expected):
+        return f"{what} is exactly inverted: in this course True means 'may attend'"
+    bad = tuple(int(i) for i in torch.nonzero(got != expected)[0])
+    return f"{what} differs at index {bad}: got {bool(got[bad])}, expected {bool(expected[bad])}"
+
+
+def run_cases(
+    name: str,
+    learner_fn: Callable[..., Any],
+    cases: list[Case],
+    hints: dict[str, str],
+    atol: float = 1e-5,
+    rtol: float = 1e-4,
+) -> CheckResult:
+    """Call ``learner_fn`` on each case's args (copies) and report the first mismatch.
+
+    ``hints`` maps a case description to its hint; ``"default"`` is required and
+    ``"raised"`` is used when the learner's function raises.
+    """
+    if not callable(learner_fn):
+        return CheckResult(
+            name, False, f"✗ {name}: expected a function, got {_describe(learner_fn)}"
+        )
+    for case in cases:
+        args = tuple(a.clone() if isinstance(a, torch.Tensor) else a for a in case.args)
+        try:
+            got = learner_fn(*args)
+        except NotImplementedError as error:
+            detail = f" ({error})" if str(error) else ""
+            return CheckResult(
+                name,
+                False,
+                f"… {name}: not done yet{detail}. Fill in the function above, run its cell, "
+                "then run this check again.",
+                done=False,
+            )
+        except Exception as error:  # the learner's bug, reported instead of a traceback
+            return CheckResult(
+                name,
+                False,
+                f"✗ {name}, case '{case.description}': your function raised "
+                f"{type(error).__name__}: {error}\n  hint: {hints.get('raised', hints['default'])}",
+            )
+        problem = _check_output(got, case.expected, atol, rtol)
+        if problem is not None:
+            hint = hints.get(case.description, hints["default"])
+            return CheckResult(
+                name, False, f"✗ {name}, case '{case.description}': {problem}\n  hint: {hint}"
+            )
+    return CheckResult(name, True, f"✓ {name} is correct on all {len(cases)} cases.")
+
+
+def _check_output(
+    got: object, expected: torch.Tensor | tuple[torch.Tensor, ...], atol: float, rtol: float
+) -> str | None:
+    if isinstance(expected, torch.Tensor):
+        return _compare(got, expected, "the result", atol, rtol)
+    if not isinstance(got, (tuple, list)) or len(got) != len(expected):
+        return f"the function should return a pair (out, weights), but it returned {_describe(got)}"
+    for label, got_part, expected_part in zip(("out", "weights"), got, expected, strict=True):
+        problem = _compare(got_part, expected_part, label, atol, rtol)
+        if problem is not None:
+            return problem
+    return None
+
+
+def fixed_generator() -> torch.Generator:
+    """A generator with a fixed seed, so a learner sees the same report on every run."""
+    return torch.Generator().manual_seed(1234)
+
+
+def vec(*values: float) -> torch.Tensor:
+    """A float64 vector of the given values."""
+    return torch.tensor(values, dtype=torch.float64)
