@@ -11,6 +11,12 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import pytest
 import torch
+from hypothesis import settings
+
+# Property tests draw the same examples on every run (reproducible CI), keep no example
+# database in the work tree, and have no per-example deadline (timing varies on CI).
+settings.register_profile("attnlib", derandomize=True, database=None, deadline=None)
+settings.load_profile("attnlib")
 
 
 @pytest.fixture(autouse=True)

@@ -51,6 +51,71 @@ def _causal(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     return w @ x, w
 
 
+def _attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    w = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), -1)
+    return w @ v, w
+
+
+def _attend_scaled_by_d_v(q, k, v):
+    w = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(v.shape[-1]), -1)
+    return w @ v, w
+
+
+def _split(x: torch.Tensor, h: int) -> torch.Tensor:
+    b, t, c = x.shape
+    return x.view(b, t, h, c // h).transpose(1, 2)
+
+
+def _split_wrong(x: torch.Tensor, h: int) -> torch.Tensor:
+    b, t, c = x.shape
+    return x.reshape(b, h, t, c // h)  # mixes tokens into heads
+
+
+def _merge(x: torch.Tensor) -> torch.Tensor:
+    b, h, t, d = x.shape
+    return x.transpose(1, 2).reshape(b, t, h * d)
+
+
+def _mha(x, w_q, w_k, w_v, w_o, h, scale_by_head=True):
+    q, k, v = _split(x @ w_q, h), _split(x @ w_k, h), _split(x @ w_v, h)
+    d = q.shape[-1] if scale_by_head else x.shape[-1]
+    w = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(d), -1)
+    return _merge(w @ v) @ w_o
+
+
+def _pe(max_len: int, d_model: int, base: float = 10000.0) -> torch.Tensor:
+    p = torch.arange(max_len, dtype=torch.float64)[:, None]
+    angle = p / base ** (torch.arange(0, d_model, 2, dtype=torch.float64) / d_model)
+    pe = torch.zeros(max_len, d_model, dtype=torch.float64)
+    pe[:, 0::2], pe[:, 1::2] = torch.sin(angle), torch.cos(angle)
+    return pe
+
+
+def _rope(x: torch.Tensor, base: float = 10000.0) -> torch.Tensor:
+    t, d = x.shape[-2], x.shape[-1]
+    angle = torch.arange(t, dtype=x.dtype)[:, None] * base ** (
+        -torch.arange(0, d, 2, dtype=x.dtype) / d
+    )
+    even, odd = x[..., 0::2], x[..., 1::2]
+    out = torch.empty_like(x)
+    out[..., 0::2] = even * torch.cos(angle) - odd * torch.sin(angle)
+    out[..., 1::2] = even * torch.sin(angle) + odd * torch.cos(angle)
+    return out
+
+
+def _padding(lengths: list[int], max_len: int) -> torch.Tensor:
+    return (torch.arange(max_len) < torch.tensor(lengths)[:, None])[:, None, None, :]
+
+
+def _masked(q, k, v, mask, fill=None):
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min if fill is None else fill)
+    w = torch.softmax(scores, -1)
+    if fill is None:
+        w = w.masked_fill(~mask, 0.0)
+    return w @ v, w
+
+
 CHECKERS: list[tuple[Callable[..., CheckResult], Callable, Callable, str]] = [
     # checker, a right answer, a wrong answer, a phrase the report must contain
     (attnlib.check_dot, lambda a, b: (a * b).sum(-1), lambda a, b: (a * b).sum(), "batch of 3"),
@@ -71,6 +136,47 @@ CHECKERS: list[tuple[Callable[..., CheckResult], Callable, Callable, str]] = [
     (attnlib.check_naive_self_attention, _naive, lambda x: _naive(x)[0], "pair (out, weights)"),
     (attnlib.check_scaled_self_attention, _scaled, _naive, "math.sqrt"),
     (attnlib.check_causal_self_attention, _causal, _naive, "-inf"),
+    (attnlib.check_scaled_dot_product_attention, _attend, _attend_scaled_by_d_v, "√d_k"),
+    (
+        attnlib.check_attention_head,
+        lambda x, w_q, w_k, w_v: _attend(x @ w_q, x @ w_k, x @ w_v),
+        lambda x, w_q, w_k, w_v: _attend(x @ w_q, x @ w_k, x),
+        "x @ w_v",
+    ),
+    (
+        attnlib.check_cross_attention,
+        lambda y, x, w_q, w_k, w_v: _attend(y @ w_q, x @ w_k, x @ w_v),
+        lambda y, x, w_q, w_k, w_v: _attend(x @ w_q, y @ w_k, y @ w_v),
+        "queries come from y",
+    ),
+    (attnlib.check_split_heads, _split, _split_wrong, "transpose(1, 2)"),
+    (attnlib.check_merge_heads, _merge, lambda x: x.reshape(x.shape[0], x.shape[2], -1), "reverse"),
+    (
+        attnlib.check_multi_head_attention,
+        _mha,
+        lambda *args: _mha(*args, scale_by_head=False),
+        "1/√D",
+    ),
+    (attnlib.check_sinusoidal_encoding, _pe, lambda t, d: _pe(t, d, base=1000.0), "10000"),
+    (attnlib.check_rotary, _rope, lambda x: _rope(x, base=1000.0), "10000"),
+    (
+        attnlib.check_causal_mask,
+        lambda t: torch.ones(t, t, dtype=torch.bool).tril(),
+        lambda t: torch.ones(t, t, dtype=torch.bool).triu(1),
+        "True means 'may attend'",
+    ),
+    (
+        attnlib.check_padding_mask,
+        _padding,
+        lambda lengths, n: _padding(lengths, n)[:, 0, 0],
+        "[:, None, None, :]",
+    ),
+    (
+        attnlib.check_masked_attention,
+        _masked,
+        lambda q, k, v, mask: _masked(q, k, v, mask, fill=-torch.inf),
+        "NaN",
+    ),
 ]
 
 

@@ -10,10 +10,15 @@ import torch
 from matplotlib.figure import Figure
 
 from attnlib import (
+    MASK_KINDS,
     dot_product_at_angle,
+    encoding_at,
+    masked_weights,
     naive_weights_at_scale,
     scores_at_width,
     show_dot_product_at_angle,
+    show_encoding_at,
+    show_masked_weights,
     show_naive_weights_at_scale,
     show_scores_at_width,
     show_softmax_at_scale,
@@ -123,3 +128,38 @@ def test_interact_slider_drives_the_callback() -> None:
     assert round(wired.widget.result, 4) == 0.6439
     slider.value = 10.0
     assert round(wired.widget.result, 5) == 0.99995
+
+
+def test_encoding_at_values_and_wavelengths() -> None:
+    view = encoding_at(position=10, dimension=6, max_len=64, d_model=64)
+    assert view.value == pytest.approx(math.sin(10 / 10000 ** (6 / 64)), abs=1e-6)
+    assert view.wavelength == pytest.approx(2 * math.pi * 10000 ** (6 / 64))
+    assert encoding_at(0, 0).wavelength == pytest.approx(2 * math.pi)
+    assert encoding_at(0, 1).value == 1.0  # cos(0)
+    with pytest.raises(ValueError, match="position must be in"):
+        encoding_at(64, 0)
+    with pytest.raises(ValueError, match="dimension must be in"):
+        encoding_at(0, 64)
+
+
+@pytest.mark.parametrize("kind", MASK_KINDS)
+def test_masked_weights_respect_each_kind(kind: str) -> None:
+    demo = masked_weights(kind, real_length=4)
+    assert demo.mask.shape == demo.weights.shape == (6, 6)
+    assert (demo.weights[~demo.mask] == 0).all()
+    torch.testing.assert_close(demo.weights.sum(-1), demo.mask.any(-1).double())
+    if "causal" in kind:
+        assert (demo.weights.triu(1) == 0).all()
+    if "padding" in kind:
+        assert (demo.weights[:, 4:] == 0).all()
+    if kind == "none":
+        assert demo.mask.all()
+    with pytest.raises(ValueError, match="kind must be one of"):
+        masked_weights("sideways")
+
+
+@pytest.mark.parametrize(
+    ("show", "args"), [(show_encoding_at, (3, 5)), (show_masked_weights, ("causal + padding", 3))]
+)
+def test_new_show_functions_draw_labelled_figures(show, args) -> None:
+    _assert_every_axes_labelled(show(*args))

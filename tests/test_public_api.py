@@ -15,6 +15,10 @@ CONTRACT = {
     "dot": ["a", "b"],
     "cosine_similarity": ["a", "b", "eps"],
     "analogy": ["vectors", "a", "b", "c", "k", "exclude_query_words"],
+    "scaled_dot_product_attention": ["q", "k", "v", "mask", "dropout_p", "scale"],
+    "causal_mask": ["t_q", "t_k"],
+    "padding_mask": ["lengths", "max_len"],
+    "sinusoidal_encoding": ["max_len", "d_model", "base"],
 }
 SHAPED = [
     "softmax",
@@ -22,6 +26,18 @@ SHAPED = [
     "naive_softmax",
     "naive_self_attention",
     "causal_mask",
+    "padding_mask",
+    "padding_mask_from_ids",
+    "to_torch_mha_mask",
+    "from_torch_mha_mask",
+    "to_torch_key_padding_mask",
+    "scaled_dot_product_attention",
+    "sinusoidal_encoding",
+    "apply_rotary",
+    "split_heads",
+    "merge_heads",
+    "MultiHeadAttention",
+    "Attention",
     "dot",
     "cosine_similarity",
     "projection",
@@ -40,6 +56,19 @@ def test_contract_defaults() -> None:
     softmax_parameters = inspect.signature(attnlib.softmax).parameters
     assert softmax_parameters["dim"].default == -1
     assert softmax_parameters["temperature"].default == 1.0
+    sdpa = inspect.signature(attnlib.scaled_dot_product_attention).parameters
+    assert sdpa["mask"].default is None and sdpa["dropout_p"].default == 0.0
+    assert sdpa["scale"].default is None
+    assert inspect.signature(attnlib.sinusoidal_encoding).parameters["base"].default == 10000.0
+
+
+def test_module_contracts() -> None:
+    init = inspect.signature(attnlib.MultiHeadAttention.__init__).parameters
+    assert list(init)[1:] == ["d_model", "num_heads", "dropout", "bias"]
+    assert init["dropout"].default == 0.0 and init["bias"].default is True
+    forward = inspect.signature(attnlib.MultiHeadAttention.forward).parameters
+    assert list(forward)[1:] == ["query", "key", "value", "mask"]
+    assert callable(attnlib.MultiHeadAttention.from_torch)
 
 
 @pytest.mark.parametrize("name", attnlib.__all__)
