@@ -44,14 +44,17 @@ unit: setup
 
 nbval: setup
 	@test -n "$(NOTEBOOKS)" || { echo "no notebooks found in notebooks/"; exit 1; }
-	$(BIN)/python -m pytest --nbval --nbval-current-env \
+	$(BIN)/python -m pytest --nbval --nbval-current-env --nbval-cell-timeout=300 \
 		--nbval-sanitize-with notebooks/nbval_sanitize.cfg \
 		-p no:cacheprovider $(NOTEBOOKS)
 
 # Re-execute every notebook top to bottom and store its outputs (no timing metadata).
+# nbclient sometimes sees the reply to the cell after a widget cell only when its
+# timeout expires (jupyter/nbclient#312), then carries on: a short timeout bounds that
+# stall. No cell of the course runs longer than a few seconds. (nbval is not affected.)
 notebooks: setup
 	$(BIN)/jupyter nbconvert --to notebook --execute --inplace \
-		--ExecutePreprocessor.record_timing=False $(NOTEBOOKS)
+		--ExecutePreprocessor.record_timing=False --ExecutePreprocessor.timeout=30 $(NOTEBOOKS)
 	$(BIN)/nbstripout --keep-output --keep-count $(NOTEBOOKS)
 
 # Regenerate the PNGs in figures/ (deterministic: same bytes for the same code).

@@ -147,7 +147,9 @@ def train(
     """Train ``model`` with Adam for ``steps`` steps; return the loss of every step.
 
     ``loss_on_batch(generator)`` draws a batch from ``generator`` and returns the
-    loss. Seeded: the same seed gives the same losses.
+    loss. Seeded: the same seed gives the same batches and dropout draws. The
+    model's initial weights come from when it was built, so call
+    ``torch.manual_seed`` before building it for a fully repeatable run.
     """
     torch.manual_seed(seed)
     generator = torch.Generator().manual_seed(seed)

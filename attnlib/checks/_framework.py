@@ -128,7 +128,8 @@ def run_cases(
             return CheckResult(
                 name, False, f"✗ {name}, case '{case.description}': {problem}\n  hint: {hint}"
             )
-    return CheckResult(name, True, f"✓ {name} is correct on all {len(cases)} cases.")
+    scope = "the 1 case" if len(cases) == 1 else f"all {len(cases)} cases"
+    return CheckResult(name, True, f"✓ {name} is correct on {scope}.")
 
 
 def _check_output(
