@@ -7,6 +7,7 @@ from torch import nn
 
 from attnlib._validate import require_float_tensor
 from attnlib.attention import scaled_dot_product_attention
+from attnlib.kv_cache import KVCache
 
 
 def split_heads(x: torch.Tensor, num_heads: int) -> torch.Tensor:
@@ -86,8 +87,14 @@ class MultiHeadAttention(nn.Module):
         key: torch.Tensor | None = None,
         value: torch.Tensor | None = None,
         mask: torch.Tensor | None = None,
+        cache: KVCache | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """Attend from ``query`` to ``key``/``value`` (self-attention when they are omitted)."""
+        """Attend from ``query`` to ``key``/``value`` (self-attention when they are omitted).
+
+        With a ``cache``, the keys and values projected here are appended to it and the
+        queries attend to every cached position as well; ``mask`` must then cover all of
+        them, e.g. ``causal_mask(T_q, len(cache) + T_q)``.
+        """
         key = query if key is None else key
         value = key if value is None else value
         for name, x in (("query", query), ("key", key), ("value", value)):
@@ -100,6 +107,8 @@ class MultiHeadAttention(nn.Module):
         q = split_heads(self.w_q(query), self.num_heads)  # (B, H, T_q, D)
         k = split_heads(self.w_k(key), self.num_heads)  # (B, H, T_k, D)
         v = split_heads(self.w_v(value), self.num_heads)  # (B, H, T_k, D)
+        if cache is not None:
+            k, v = cache.append(k, v)  # (B, H, T_cached + T_k, D)
         dropout_p = self.dropout if self.training else 0.0
         heads, weights = scaled_dot_product_attention(q, k, v, mask=mask, dropout_p=dropout_p)
         out = self.w_o(merge_heads(heads))  # (B, T_q, C)

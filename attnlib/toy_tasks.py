@@ -20,6 +20,7 @@ from attnlib.multi_head import MultiHeadAttention
 from attnlib.naive_attention import naive_self_attention
 from attnlib.positional import sinusoidal_encoding
 from attnlib.single_head import SelfAttention
+from attnlib.training import fit
 
 
 @dataclass(frozen=True)
@@ -146,24 +147,14 @@ def train(
 ) -> list[float]:
     """Train ``model`` with Adam for ``steps`` steps; return the loss of every step.
 
-    ``loss_on_batch(generator)`` draws a batch from ``generator`` and returns the
-    loss. Seeded: the same seed gives the same batches and dropout draws. The
-    model's initial weights come from when it was built, so call
-    ``torch.manual_seed`` before building it for a fully repeatable run.
+    A thin wrapper of :func:`attnlib.training.fit` without gradient clipping or a
+    schedule. ``loss_on_batch(generator)`` draws a batch from ``generator`` and returns
+    the loss. Seeded: the same seed gives the same batches. The model's initial weights
+    come from when it was built, so call ``torch.manual_seed`` before building it for a
+    fully repeatable run.
     """
-    torch.manual_seed(seed)
-    generator = torch.Generator().manual_seed(seed)
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
-    model.train()
-    history = []
-    for _ in range(steps):
-        loss = loss_on_batch(generator)
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-        history.append(loss.item())
-    model.eval()
-    return history
+    return fit(model, loss_on_batch, steps, optimizer, clip_norm=None, seed=seed).losses
 
 
 def lookup_accuracy(model: LookupModel, task: LookupTask, n: int = 2000, seed: int = 1) -> float:

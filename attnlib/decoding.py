@@ -1,0 +1,100 @@
+"""Decoding an encoder–decoder Transformer: greedy and (length-normalised) beam search, batched."""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+from attnlib.transformer import Transformer
+
+
+def _check_ids(name: str, value: int, vocab_size: int) -> None:
+    if not 0 <= value < vocab_size:
+        raise ValueError(f"{name} must be a token id in [0, {vocab_size}), got {value}")
+
+
+@torch.no_grad()
+def greedy_decode(
+    model: Transformer, src: torch.Tensor, bos_id: int, eos_id: int, max_len: int
+) -> torch.Tensor:
+    r"""Generate each target sequence by always taking the most likely next token.
+
+    .. math::
+
+        y_t = \arg\max_v\, p(v \mid y_{<t}, x)
+
+    The source is encoded once; decoding stops when every sequence has produced
+    ``eos_id`` or after ``max_len`` tokens. Positions after a sequence's EOS hold
+    the pad id.
+
+    Shapes:
+        src: ``(B, S)``; returns ``(B, L)`` with ``L ≤ max_len`` (no BOS; EOS included).
+    """
+    return beam_search(model, src, bos_id, eos_id, max_len, beam_size=1)
+
+
+@torch.no_grad()
+def beam_search(
+    model: Transformer,
+    src: torch.Tensor,
+    bos_id: int,
+    eos_id: int,
+    max_len: int,
+    beam_size: int = 4,
+    length_penalty: float = 1.0,
+) -> torch.Tensor:
+    r"""Keep the ``beam_size`` most likely partial targets per source; return the best finished one.
+
+    Each step extends every beam by every token and keeps the ``beam_size`` highest
+    sums of log-probabilities. Finished beams (that produced EOS) stay as they are.
+    The winner maximises the length-normalised score
+
+    .. math::
+
+        \frac{\sum_t \log p(y_t \mid y_{<t}, x)}{|y|^{\alpha}}, \qquad \alpha =
+        \texttt{length\_penalty}
+
+    so that short hypotheses are not preferred just for having fewer terms.
+    With ``beam_size=1`` this is greedy decoding.
+
+    Shapes:
+        src: ``(B, S)``; returns ``(B, L)`` (no BOS; EOS included; pad after EOS).
+    """
+    if beam_size < 1 or max_len < 1:
+        raise ValueError(f"beam_size and max_len must be >= 1, got {beam_size} and {max_len}")
+    vocab_size, pad_id = model.config.tgt_vocab_size, model.config.pad_id
+    _check_ids("bos_id", bos_id, vocab_size)
+    _check_ids("eos_id", eos_id, vocab_size)
+    was_training = model.training
+    model.eval()
+    batch, k = src.shape[0], beam_size
+    memory, src_mask, _ = model.encode(src)
+    memory = memory.repeat_interleave(k, dim=0)  # (B*K, S, C)
+    src_mask = src_mask.repeat_interleave(k, dim=0)  # (B*K, 1, 1, S)
+    sequences = torch.full((batch * k, 1), bos_id, dtype=torch.long, device=src.device)
+    scores = torch.zeros(batch, k, device=src.device)
+    scores[:, 1:] = -torch.inf  # all beams start identical: keep only one alive at first
+    finished = torch.zeros(batch * k, dtype=torch.bool, device=src.device)
+    lengths = torch.zeros(batch * k, device=src.device)
+    for _ in range(max_len):
+        logits, _, _ = model.decode(sequences, memory, src_mask)
+        log_probs = F.log_softmax(logits[:, -1].float(), dim=-1)  # (B*K, V)
+        # A finished beam may only be extended by padding, at no cost.
+        done_row = torch.full_like(log_probs[0], -torch.inf)
+        done_row[pad_id] = 0.0
+        log_probs = torch.where(finished[:, None], done_row, log_probs)
+        candidates = (scores.reshape(-1, 1) + log_probs).reshape(batch, k * vocab_size)
+        scores, flat_index = candidates.topk(k, dim=1)  # (B, K)
+        beam = flat_index // vocab_size  # (B, K): which beam each survivor extends
+        token = flat_index % vocab_size  # (B, K)
+        source_rows = (torch.arange(batch, device=src.device)[:, None] * k + beam).reshape(-1)
+        lengths = lengths[source_rows] + (~finished[source_rows]).float()
+        finished = finished[source_rows] | (token.reshape(-1) == eos_id)
+        sequences = torch.cat([sequences[source_rows], token.reshape(-1, 1)], dim=1)  # (B*K, t+1)
+        if bool(finished.all()):
+            break
+    model.train(was_training)
+    normalised = scores / lengths.reshape(batch, k).clamp_min(1.0) ** length_penalty
+    best = normalised.argmax(dim=1)  # (B,)
+    rows = torch.arange(batch, device=src.device) * k + best
+    return sequences[rows, 1:]  # drop BOS

@@ -1,0 +1,42 @@
+"""The position-wise feed-forward network: the Transformer block's non-linearity."""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu}
+
+
+class FeedForward(nn.Module):
+    r"""Two linear maps with a non-linearity between them, applied to every position alone.
+
+    .. math::
+
+        \operatorname{FFN}(x) = \phi(x W_1 + b_1)\, W_2 + b_2, \qquad
+        \phi \in \{\operatorname{ReLU}, \operatorname{GELU}\}
+
+    Attention only mixes vectors (every output is a weighted average of values);
+    this is where each position's vector is transformed on its own. The paper uses
+    ReLU and ``d_ff = 4 · d_model``.
+
+    Shapes:
+        x: ``(..., d_model)``; returns ``(..., d_model)``.
+    """
+
+    def __init__(
+        self, d_model: int, d_ff: int, dropout: float = 0.0, activation: str = "relu"
+    ) -> None:
+        super().__init__()
+        if activation not in ACTIVATIONS:
+            raise ValueError(f"activation must be one of {sorted(ACTIVATIONS)}, got {activation!r}")
+        self.linear1 = nn.Linear(d_model, d_ff)
+        self.linear2 = nn.Linear(d_ff, d_model)
+        self.dropout = nn.Dropout(dropout)
+        self.activation = activation
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Apply the FFN to each position."""
+        hidden = ACTIVATIONS[self.activation](self.linear1(x))  # (..., d_ff)
+        return self.linear2(self.dropout(hidden))  # (..., d_model)

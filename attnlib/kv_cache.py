@@ -1,0 +1,46 @@
+"""A key/value cache: the keys and values of earlier positions, kept between decoding steps."""
+
+from __future__ import annotations
+
+import torch
+
+
+class KVCache:
+    """Projected keys and values of every position seen so far, for one attention layer.
+
+    When a decoder generates one token at a time, the keys and values of earlier
+    positions never change (a causal mask hides later tokens from them), so they are
+    computed once and appended to here; each step then projects only the new token.
+
+    Shapes:
+        keys, values: ``(B, H, T_cached, D)``.
+    """
+
+    def __init__(self) -> None:
+        self.keys: torch.Tensor | None = None
+        self.values: torch.Tensor | None = None
+
+    def __len__(self) -> int:
+        return 0 if self.keys is None else self.keys.shape[-2]
+
+    def append(self, keys: torch.Tensor, values: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Add the new positions' keys and values; return all of them.
+
+        Shapes:
+            keys, values: ``(B, H, T_new, D)``; returns ``(B, H, T_cached + T_new, D)`` each.
+        """
+        if self.keys is None or self.values is None:
+            self.keys, self.values = keys, values
+        else:
+            if keys.shape[:2] != self.keys.shape[:2] or keys.shape[-1] != self.keys.shape[-1]:
+                raise ValueError(
+                    f"new keys of shape {tuple(keys.shape)} do not continue the cached "
+                    f"keys of shape {tuple(self.keys.shape)} (B, H, T, D)"
+                )
+            self.keys = torch.cat([self.keys, keys], dim=-2)  # (B, H, T_cached + T_new, D)
+            self.values = torch.cat([self.values, values], dim=-2)
+        return self.keys, self.values
+
+    def clear(self) -> None:
+        """Forget every cached position."""
+        self.keys = self.values = None

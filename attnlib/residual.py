@@ -1,0 +1,40 @@
+"""A residual connection with LayerNorm, in the paper's post-norm or the common pre-norm order."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+from torch import nn
+
+
+class Residual(nn.Module):
+    r"""Wraps a sublayer ``f`` (attention or FFN) with a skip connection and LayerNorm.
+
+    .. math::
+
+        \text{post-norm (paper):}\quad y = \operatorname{LN}(x + \operatorname{Dropout}(f(x)))
+
+        \text{pre-norm:}\quad y = x + \operatorname{Dropout}(f(\operatorname{LN}(x)))
+
+    The skip path lets gradients reach early layers unchanged, which is what makes
+    deep stacks trainable. Pre-norm keeps that path free of any normalisation and
+    trains more easily without warm-up; post-norm normalises the sum.
+
+    Shapes:
+        x: ``(..., d_model)``; ``f`` maps ``(..., d_model)`` to ``(..., d_model)``.
+    """
+
+    def __init__(self, d_model: int, dropout: float = 0.0, norm_first: bool = True) -> None:
+        super().__init__()
+        self.norm = nn.LayerNorm(d_model)
+        self.dropout = nn.Dropout(dropout)
+        self.norm_first = norm_first
+
+    def forward(
+        self, x: torch.Tensor, sublayer: Callable[[torch.Tensor], torch.Tensor]
+    ) -> torch.Tensor:
+        """``x`` plus the sublayer's output, normalised before (pre-norm) or after (post-norm)."""
+        if self.norm_first:
+            return x + self.dropout(sublayer(self.norm(x)))
+        return self.norm(x + self.dropout(sublayer(x)))

@@ -1,0 +1,149 @@
+"""The encoder–decoder Transformer: embeddings, positions, encoder, decoder, output projection."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from attnlib.decoder import Decoder
+from attnlib.encoder import Encoder
+from attnlib.masks import causal_mask, padding_mask_from_ids
+from attnlib.positional import SinusoidalPositionalEncoding
+
+
+@dataclass(frozen=True)
+class TransformerConfig:
+    """Sizes and switches of a :class:`Transformer`.
+
+    The defaults are a small model that trains on a CPU in a minute; the paper's
+    base model is ``d_model=512, num_heads=8, d_ff=2048``, 6 + 6 layers, dropout 0.1,
+    post-norm (``norm_first=False``) and tied embeddings.
+    """
+
+    src_vocab_size: int = 64
+    tgt_vocab_size: int = 64
+    d_model: int = 128
+    num_heads: int = 4
+    num_encoder_layers: int = 2
+    num_decoder_layers: int = 2
+    d_ff: int = 512
+    dropout: float = 0.1
+    max_len: int = 256
+    pad_id: int = 0
+    norm_first: bool = True
+    tie_embeddings: bool = False
+
+    def __post_init__(self) -> None:
+        if self.d_model % self.num_heads:
+            raise ValueError(
+                f"d_model ({self.d_model}) must be divisible by num_heads ({self.num_heads})"
+            )
+        for name in ("src_vocab_size", "tgt_vocab_size", "d_model", "d_ff", "max_len"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be positive, got {getattr(self, name)}")
+        if not 0 <= self.pad_id < min(self.src_vocab_size, self.tgt_vocab_size):
+            raise ValueError(f"pad_id must be a token id of both vocabularies, got {self.pad_id}")
+
+
+@dataclass(frozen=True)
+class AttentionMaps:
+    """Every attention weight of one forward pass, one tensor per layer.
+
+    Shapes:
+        encoder: ``(B, H, S, S)``; decoder_self: ``(B, H, T, T)``; cross: ``(B, H, T, S)``.
+    """
+
+    encoder: list[torch.Tensor]
+    decoder_self: list[torch.Tensor]
+    cross: list[torch.Tensor]
+
+
+class Transformer(nn.Module):
+    r"""Encoder–decoder Transformer ("Attention Is All You Need"), batch-first.
+
+    .. math::
+
+        \text{memory} = \operatorname{Encoder}(\sqrt{d}\,E_{src}[x] + PE), \qquad
+        \text{logits} = \operatorname{Decoder}(\sqrt{d}\,E_{tgt}[y] + PE,\ \text{memory})\,W_{out}
+
+    Padding masks come from ``config.pad_id``; the decoder's causal mask is applied
+    inside, so the logits at position t never depend on target tokens after t.
+    With ``tie_embeddings`` the output projection shares the target embedding matrix.
+
+    Shapes:
+        src: ``(B, S)`` token ids; tgt: ``(B, T)`` token ids (the decoder input,
+        starting with BOS); returns logits ``(B, T, tgt_vocab_size)``.
+    """
+
+    def __init__(self, config: TransformerConfig) -> None:
+        super().__init__()
+        self.config = config
+        c = config
+        self.src_embedding = nn.Embedding(c.src_vocab_size, c.d_model, padding_idx=c.pad_id)
+        self.tgt_embedding = nn.Embedding(c.tgt_vocab_size, c.d_model, padding_idx=c.pad_id)
+        self.positions = SinusoidalPositionalEncoding(c.d_model, max_len=c.max_len)
+        self.dropout = nn.Dropout(c.dropout)
+        layer_args = (c.d_model, c.num_heads, c.d_ff, c.dropout, c.norm_first)
+        self.encoder = Encoder(c.num_encoder_layers, *layer_args)
+        self.decoder = Decoder(c.num_decoder_layers, *layer_args)
+        self.output = nn.Linear(c.d_model, c.tgt_vocab_size, bias=False)
+        if c.tie_embeddings:
+            self.output.weight = self.tgt_embedding.weight
+
+    def _embed(self, ids: torch.Tensor, embedding: nn.Embedding, name: str) -> torch.Tensor:
+        if ids.dim() != 2 or ids.is_floating_point():
+            raise ValueError(
+                f"{name} must be token ids of shape (B, length), got {tuple(ids.shape)}"
+            )
+        if ids.shape[1] > self.config.max_len:
+            raise ValueError(
+                f"{name} has {ids.shape[1]} tokens, more than max_len={self.config.max_len}"
+            )
+        if ids.numel() and (ids.min() < 0 or ids.max() >= embedding.num_embeddings):
+            raise ValueError(f"{name} has ids outside [0, {embedding.num_embeddings})")
+        x = embedding(ids) * math.sqrt(self.config.d_model)  # (B, L, C)
+        return self.dropout(self.positions(x))
+
+    def encode(self, src: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, list[torch.Tensor]]:
+        """Encode the source once.
+
+        Returns:
+            ``memory (B, S, C)``, the source padding mask ``(B, 1, 1, S)`` and the
+            encoder's attention weights per layer.
+        """
+        src_mask = padding_mask_from_ids(src, self.config.pad_id)  # (B, 1, 1, S)
+        memory, weights = self.encoder(self._embed(src, self.src_embedding, "src"), src_mask)
+        return memory, src_mask, weights
+
+    def decode(
+        self, tgt: torch.Tensor, memory: torch.Tensor, src_mask: torch.Tensor
+    ) -> tuple[torch.Tensor, list[torch.Tensor], list[torch.Tensor]]:
+        """Logits for every target position given the encoded source.
+
+        Returns:
+            ``logits (B, T, V)`` and the decoder's self- and cross-attention weights per layer.
+        """
+        length = tgt.shape[1]
+        self_mask = causal_mask(length).to(tgt.device) & padding_mask_from_ids(
+            tgt, self.config.pad_id
+        )  # (B, 1, T, T)
+        y, self_weights, cross_weights = self.decoder(
+            self._embed(tgt, self.tgt_embedding, "tgt"), memory, self_mask, src_mask
+        )
+        return self.output(y), self_weights, cross_weights  # (B, T, V)
+
+    def forward(self, src: torch.Tensor, tgt: torch.Tensor) -> torch.Tensor:
+        """Logits ``(B, T, tgt_vocab_size)`` for teacher-forced decoder input ``tgt``."""
+        memory, src_mask, _ = self.encode(src)
+        logits, _, _ = self.decode(tgt, memory, src_mask)
+        return logits
+
+    @torch.no_grad()
+    def attention_maps(self, src: torch.Tensor, tgt: torch.Tensor) -> AttentionMaps:
+        """All attention weights for one (src, tgt) pair of batches, for plotting."""
+        memory, src_mask, encoder_weights = self.encode(src)
+        _, self_weights, cross_weights = self.decode(tgt, memory, src_mask)
+        return AttentionMaps(encoder_weights, self_weights, cross_weights)
