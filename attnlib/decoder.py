@@ -55,6 +55,13 @@ class DecoderLayer(nn.Module):
         memory_mask: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Masked self-attention, cross-attention to ``memory``, then the FFN."""
+        self.self_attention._require_input("y", y)  # before LayerNorm can fail on them
+        self.cross_attention._require_input("memory", memory)
+        if memory.shape[0] != y.shape[0]:
+            raise ValueError(
+                f"y (B, T, C) and memory (B, S, C) must share the batch size, got "
+                f"{tuple(y.shape)} and {tuple(memory.shape)}"
+            )
         weights: dict[str, torch.Tensor] = {}
 
         def attend_self(h: torch.Tensor) -> torch.Tensor:

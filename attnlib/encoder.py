@@ -43,6 +43,7 @@ class EncoderLayer(nn.Module):
         self, x: torch.Tensor, mask: torch.Tensor | None = None
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """Self-attention over the source, then the FFN."""
+        self.self_attention._require_input("x", x)  # before LayerNorm can fail on it
         weights: list[torch.Tensor] = []
 
         def attend(h: torch.Tensor) -> torch.Tensor:

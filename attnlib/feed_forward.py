@@ -38,5 +38,9 @@ class FeedForward(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Apply the FFN to each position."""
+        if x.dim() < 1 or x.shape[-1] != self.linear1.in_features:
+            raise ValueError(
+                f"x must have shape (..., d_model={self.linear1.in_features}), got {tuple(x.shape)}"
+            )
         hidden = ACTIVATIONS[self.activation](self.linear1(x))  # (..., d_ff)
         return self.linear2(self.dropout(hidden))  # (..., d_model)

@@ -174,6 +174,13 @@ class GPT(nn.Module):
             raise ValueError(f"temperature must be >= 0, got {temperature}")
         if top_k is not None and top_k < 1:
             raise ValueError(f"top_k must be a positive int or None, got {top_k}")
+        if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int):
+            raise TypeError(f"max_new_tokens must be an int, got {type(max_new_tokens).__name__}")
+        if max_new_tokens < 0:
+            raise ValueError(f"max_new_tokens must be >= 0, got {max_new_tokens}")
+        if not isinstance(idx, torch.Tensor) or idx.dim() != 2:
+            got = tuple(idx.shape) if isinstance(idx, torch.Tensor) else type(idx).__name__
+            raise ValueError(f"idx must be token ids of shape (B, T), got {got}")
         if idx.shape[1] < 1:
             raise ValueError("idx must hold at least one token to continue from")
         was_training = self.training

@@ -29,6 +29,12 @@ class KVCache:
         Shapes:
             keys, values: ``(B, H, T_new, D)``; returns ``(B, H, T_cached + T_new, D)`` each.
         """
+        # Checked before anything is stored, so that a rejected step leaves the cache as it was.
+        if keys.dim() != 4 or keys.shape != values.shape:
+            raise ValueError(
+                f"keys and values must share one shape (B, H, T_new, D), got keys "
+                f"{tuple(keys.shape)} and values {tuple(values.shape)}"
+            )
         if self.keys is None or self.values is None:
             self.keys, self.values = keys, values
         else:

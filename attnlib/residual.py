@@ -35,6 +35,9 @@ class Residual(nn.Module):
         self, x: torch.Tensor, sublayer: Callable[[torch.Tensor], torch.Tensor]
     ) -> torch.Tensor:
         """``x`` plus the sublayer's output, normalised before (pre-norm) or after (post-norm)."""
+        width = self.norm.normalized_shape[0]
+        if x.dim() < 1 or x.shape[-1] != width:
+            raise ValueError(f"x must have shape (..., d_model={width}), got {tuple(x.shape)}")
         if self.norm_first:
             return x + self.dropout(sublayer(self.norm(x)))
         return self.norm(x + self.dropout(sublayer(x)))

@@ -39,7 +39,9 @@ def label_smoothed_cross_entropy(
         )
     if not 0.0 <= smoothing < 1.0:
         raise ValueError(f"smoothing must be in [0, 1), got {smoothing}")
-    log_probs = F.log_softmax(logits.float(), dim=-1).reshape(-1, logits.shape[-1])  # (N, V)
+    # Half precision is computed in float32; float64 stays float64.
+    work_dtype = torch.promote_types(logits.dtype, torch.float32)
+    log_probs = F.log_softmax(logits.to(work_dtype), dim=-1).reshape(-1, logits.shape[-1])  # (N, V)
     target = target.reshape(-1)  # (N,)
     keep = (
         torch.ones_like(target, dtype=torch.bool)
@@ -66,6 +68,8 @@ def warmup_inverse_sqrt(step: int, d_model: int, warmup_steps: int) -> float:
     """
     if step < 1 or warmup_steps < 1:
         raise ValueError(f"step and warmup_steps must be >= 1, got {step} and {warmup_steps}")
+    if d_model < 1:
+        raise ValueError(f"d_model must be >= 1, got {d_model}")
     return d_model**-0.5 * min(step**-0.5, step * warmup_steps**-1.5)
 
 

@@ -93,17 +93,25 @@ class Transformer(nn.Module):
         if c.tie_embeddings:
             self.output.weight = self.tgt_embedding.weight
 
-    def _embed(self, ids: torch.Tensor, embedding: nn.Embedding, name: str) -> torch.Tensor:
-        if ids.dim() != 2 or ids.is_floating_point():
+    def _require_ids(self, ids: torch.Tensor, embedding: nn.Embedding, name: str) -> None:
+        # Runs before the masks are built, so that their errors cannot surface first.
+        if not isinstance(ids, torch.Tensor):
+            raise TypeError(f"{name} must be a torch.Tensor of token ids, got {type(ids).__name__}")
+        if ids.dim() != 2 or ids.is_floating_point() or ids.dtype == torch.bool:
             raise ValueError(
-                f"{name} must be token ids of shape (B, length), got {tuple(ids.shape)}"
+                f"{name} must be integer token ids of shape (B, length), got dtype "
+                f"{ids.dtype} and shape {tuple(ids.shape)}"
             )
+        if ids.shape[1] < 1:
+            raise ValueError(f"{name} must hold at least one token, got shape {tuple(ids.shape)}")
         if ids.shape[1] > self.config.max_len:
             raise ValueError(
                 f"{name} has {ids.shape[1]} tokens, more than max_len={self.config.max_len}"
             )
         if ids.numel() and (ids.min() < 0 or ids.max() >= embedding.num_embeddings):
             raise ValueError(f"{name} has ids outside [0, {embedding.num_embeddings})")
+
+    def _embed(self, ids: torch.Tensor, embedding: nn.Embedding) -> torch.Tensor:
         x = embedding(ids) * math.sqrt(self.config.d_model)  # (B, L, C)
         return self.dropout(self.positions(x))
 
@@ -114,8 +122,9 @@ class Transformer(nn.Module):
             ``memory (B, S, C)``, the source padding mask ``(B, 1, 1, S)`` and the
             encoder's attention weights per layer.
         """
+        self._require_ids(src, self.src_embedding, "src")
         src_mask = padding_mask_from_ids(src, self.config.pad_id)  # (B, 1, 1, S)
-        memory, weights = self.encoder(self._embed(src, self.src_embedding, "src"), src_mask)
+        memory, weights = self.encoder(self._embed(src, self.src_embedding), src_mask)
         return memory, src_mask, weights
 
     def decode(
@@ -126,12 +135,13 @@ class Transformer(nn.Module):
         Returns:
             ``logits (B, T, V)`` and the decoder's self- and cross-attention weights per layer.
         """
+        self._require_ids(tgt, self.tgt_embedding, "tgt")
         length = tgt.shape[1]
         self_mask = causal_mask(length).to(tgt.device) & padding_mask_from_ids(
             tgt, self.config.pad_id
         )  # (B, 1, T, T)
         y, self_weights, cross_weights = self.decoder(
-            self._embed(tgt, self.tgt_embedding, "tgt"), memory, self_mask, src_mask
+            self._embed(tgt, self.tgt_embedding), memory, self_mask, src_mask
         )
         return self.output(y), self_weights, cross_weights  # (B, T, V)
 

@@ -1,0 +1,122 @@
+"""Character-level language modelling data: the course's own prose as a small, free corpus.
+
+``data/course_text.txt`` holds the markdown cells of notebooks 01–07 (about 99,000
+characters), text this project wrote and may use freely, fixed in the package so
+that a trained model's samples are the same on every machine.
+"""
+
+from __future__ import annotations
+
+from importlib.resources import files
+
+import torch
+
+from attnlib.gpt import GPT, GPTConfig
+from attnlib.training import TrainingHistory, fit
+
+
+def load_course_text() -> str:
+    """The course's prose corpus, as one string."""
+    return files("attnlib").joinpath("data/course_text.txt").read_text(encoding="utf-8")
+
+
+class CharVocabulary:
+    """One id per distinct character of a text, in sorted order.
+
+    Shapes:
+        ``encode`` returns ``(len(text),)`` long; ``decode`` takes any 1-D ids.
+    """
+
+    def __init__(self, text: str) -> None:
+        if not text:
+            raise ValueError("text must not be empty")
+        self.chars = sorted(set(text))
+        self._ids = {ch: i for i, ch in enumerate(self.chars)}
+
+    @property
+    def size(self) -> int:
+        """Number of distinct characters."""
+        return len(self.chars)
+
+    def encode(self, text: str) -> torch.Tensor:
+        """Character ids of ``text``; ``ValueError`` naming an unknown character."""
+        try:
+            return torch.tensor([self._ids[ch] for ch in text], dtype=torch.long)
+        except KeyError as error:
+            raise ValueError(f"character {error.args[0]!r} is not in the vocabulary") from None
+
+    def decode(self, ids: torch.Tensor | list[int]) -> str:
+        """The text of character ids."""
+        return "".join(self.chars[i] for i in torch.as_tensor(ids).tolist())
+
+
+def random_windows(
+    data: torch.Tensor, length: int, batch_size: int, generator: torch.Generator
+) -> torch.Tensor:
+    """``batch_size`` windows of ``length`` consecutive ids from random places in ``data``.
+
+    Shapes:
+        data: ``(N,)`` with ``N > length``; returns ``(batch_size, length)``.
+    """
+    if data.dim() != 1 or len(data) <= length:
+        raise ValueError(
+            f"data must be 1-D and longer than length={length}, got shape {tuple(data.shape)}"
+        )
+    starts = torch.randint(len(data) - length, (batch_size,), generator=generator)  # (B,)
+    offsets = torch.arange(length)  # (L,)
+    return data[starts[:, None] + offsets]  # (B, L)
+
+
+def train_char_gpt(
+    text: str | None = None,
+    config: GPTConfig | None = None,
+    steps: int = 1000,
+    batch_size: int = 32,
+    lr: float = 2e-3,
+    seed: int = 0,
+    progress: bool = False,
+) -> tuple[GPT, CharVocabulary, TrainingHistory]:
+    """Train a character-level :class:`GPT` on ``text`` (default: the course's prose).
+
+    AdamW with a short linear warm-up, gradient clipping at 1, windows of
+    ``block_size + 1`` characters (inputs and their next characters). Seeded.
+
+    Returns:
+        the trained model (eval mode), its vocabulary and the training history.
+    """
+    text = load_course_text() if text is None else text
+    vocabulary = CharVocabulary(text)
+    config = config or GPTConfig(
+        vocab_size=vocabulary.size,
+        block_size=64,
+        d_model=96,
+        num_heads=4,
+        num_layers=3,
+        dropout=0.0,
+    )
+    if config.vocab_size != vocabulary.size:
+        raise ValueError(
+            f"config.vocab_size ({config.vocab_size}) must equal the number of distinct "
+            f"characters in text ({vocabulary.size})"
+        )
+    data = vocabulary.encode(text)
+    torch.manual_seed(seed)
+    model = GPT(config)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01)
+    warmup = max(1, steps // 20)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda i: min(1.0, (i + 1) / warmup))
+
+    def loss_on_batch(generator: torch.Generator) -> torch.Tensor:
+        return model.loss(random_windows(data, config.block_size + 1, batch_size, generator))
+
+    history = fit(
+        model,
+        loss_on_batch,
+        steps,
+        optimizer,
+        scheduler,
+        clip_norm=1.0,
+        seed=seed,
+        progress=progress,
+    )
+    return model, vocabulary, history

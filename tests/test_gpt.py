@@ -1,0 +1,328 @@
+"""GPT, its KV cache and generation: cached = recomputed, causality, sampling and errors."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+
+import pytest
+import torch
+import torch.nn.functional as F
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from attnlib.gpt import GPT, GPTConfig
+from attnlib.kv_cache import KVCache
+from attnlib.masks import causal_mask
+from attnlib.multi_head import MultiHeadAttention
+
+SMALL = GPTConfig(vocab_size=17, block_size=8, d_model=16, num_heads=4, num_layers=2, dropout=0.0)
+
+
+def _model(seed: int = 0, **changes) -> GPT:
+    """A GPT whose weights are larger than GPT-2's init, so its next-token choices are clear-cut."""
+    torch.manual_seed(seed)
+    model = GPT(dataclasses.replace(SMALL, **changes))
+    with torch.no_grad():
+        for parameter in model.parameters():
+            parameter.normal_(0.0, 0.5)
+    return model.eval()
+
+
+@functools.cache
+def _shared_model() -> GPT:
+    return _model(seed=100)
+
+
+def _ids(shape: tuple[int, ...], seed: int, vocab_size: int = 17) -> torch.Tensor:
+    return torch.randint(0, vocab_size, shape, generator=torch.Generator().manual_seed(seed))
+
+
+def _greedy_by_hand(model: GPT, idx: torch.Tensor, steps: int) -> torch.Tensor:
+    """Recompute the whole (cropped) context every step and take the argmax."""
+    for _ in range(steps):
+        logits = model(idx[:, -model.config.block_size :])
+        idx = torch.cat([idx, logits[:, -1].argmax(-1, keepdim=True)], dim=1)
+    return idx
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+@pytest.mark.parametrize(("prompt", "steps"), [(1, 5), (3, 5), (3, 12), (8, 4), (11, 3), (2, 0)])
+def test_greedy_generation_with_cache_equals_without(seed: int, prompt: int, steps: int) -> None:
+    """Includes runs that pass block_size=8 (the window slides and the cache is dropped)."""
+    model = _model(seed)
+    idx = _ids((2, prompt), seed=seed + 10)
+    cached = model.generate(idx, steps, temperature=0, use_cache=True)
+    recomputed = model.generate(idx, steps, temperature=0, use_cache=False)
+    assert cached.shape == (2, prompt + steps)
+    assert torch.equal(cached, recomputed)
+    assert torch.equal(cached, _greedy_by_hand(model, idx, steps))
+    assert torch.equal(cached[:, :prompt], idx)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("top_k", [None, 4])
+@pytest.mark.parametrize("temperature", [1.0, 0.7])
+def test_sampling_with_a_seeded_generator_is_the_same_with_and_without_cache(
+    seed: int, top_k: int | None, temperature: float
+) -> None:
+    model = _model(seed)
+    idx = _ids((2, 2), seed=seed + 20)
+    runs = [
+        model.generate(
+            idx,
+            10,  # past block_size
+            temperature=temperature,
+            top_k=top_k,
+            use_cache=use_cache,
+            generator=torch.Generator().manual_seed(seed),
+        )
+        for use_cache in (True, False, True)
+    ]
+    assert torch.equal(runs[0], runs[1]) and torch.equal(runs[0], runs[2])
+    other = model.generate(idx, 10, generator=torch.Generator().manual_seed(seed + 1000))
+    assert not torch.equal(other, runs[0])  # the seed matters
+
+
+@settings(max_examples=30)
+@given(t=st.integers(0, 6), seed=st.integers(0, 2**31 - 1))
+def test_changing_later_tokens_changes_no_earlier_logit(t: int, seed: int) -> None:
+    model = _shared_model()
+    idx = _ids((2, 8), seed=seed)
+    changed = idx.clone()
+    changed[:, t + 1 :] = _ids((2, 7 - t), seed=seed + 1)
+    torch.testing.assert_close(model(changed)[:, : t + 1], model(idx)[:, : t + 1])
+
+
+def test_changing_an_earlier_token_changes_later_logits() -> None:
+    model = _model()
+    idx = _ids((1, 6), seed=30)
+    changed = idx.clone()
+    changed[0, 2] = (idx[0, 2] + 1) % 17
+    assert not torch.allclose(model(changed)[:, 2:], model(idx)[:, 2:], atol=1e-4)
+
+
+def test_kv_cache_append_len_and_clear() -> None:
+    cache = KVCache()
+    assert len(cache) == 0 and cache.keys is None
+    k1, v1 = torch.randn(2, 3, 4, 5), torch.randn(2, 3, 4, 5)
+    keys, values = cache.append(k1, v1)
+    assert len(cache) == 4 and torch.equal(keys, k1) and torch.equal(values, v1)
+    k2, v2 = torch.randn(2, 3, 1, 5), torch.randn(2, 3, 1, 5)
+    keys, values = cache.append(k2, v2)
+    assert len(cache) == 5 and keys.shape == values.shape == (2, 3, 5, 5)
+    assert torch.equal(keys, torch.cat([k1, k2], dim=2))
+    assert torch.equal(values, torch.cat([v1, v2], dim=2))
+    cache.clear()
+    assert len(cache) == 0 and cache.keys is None and cache.values is None
+    cache.append(k2, v2)
+    assert len(cache) == 1
+
+
+@pytest.mark.parametrize(
+    ("shape", "match"),
+    [
+        (
+            (3, 3, 1, 5),
+            r"new keys of shape \(3, 3, 1, 5\) do not continue the cached keys of shape "
+            r"\(2, 3, 4, 5\)",
+        ),
+        ((2, 2, 1, 5), "do not continue"),
+        ((2, 3, 1, 6), "do not continue"),
+    ],
+)
+def test_kv_cache_rejects_keys_that_do_not_continue_it(shape: tuple[int, ...], match: str) -> None:
+    cache = KVCache()
+    cache.append(torch.randn(2, 3, 4, 5), torch.randn(2, 3, 4, 5))
+    with pytest.raises(ValueError, match=match):
+        cache.append(torch.randn(shape), torch.randn(shape))
+    assert len(cache) == 4 and cache.values.shape == (2, 3, 4, 5)  # unchanged
+
+
+def test_kv_cache_rejects_keys_and_values_of_different_shapes() -> None:
+    cache = KVCache()
+    message = r"keys and values must share one shape \(B, H, T_new, D\), got keys \(2, 3, 4, 5\)"
+    with pytest.raises(ValueError, match=message):
+        cache.append(torch.randn(2, 3, 4, 5), torch.randn(2, 3, 3, 5))
+    assert len(cache) == 0
+    cache.append(torch.randn(2, 3, 4, 5), torch.randn(2, 3, 4, 5))
+    with pytest.raises(ValueError, match="values \\(2, 3, 1, 6\\)"):
+        cache.append(torch.randn(2, 3, 1, 5), torch.randn(2, 3, 1, 6))
+    assert len(cache) == 4 and cache.keys.shape == cache.values.shape  # nothing half-stored
+    with pytest.raises(ValueError, match="must share one shape"):
+        cache.append(torch.randn(3, 4, 5), torch.randn(3, 4, 5))
+
+
+@pytest.mark.parametrize("chunks", [[1] * 6, [2, 1, 3], [4, 2], [6]])
+def test_attention_with_a_cache_equals_full_causal_attention(chunks: list[int]) -> None:
+    torch.manual_seed(0)
+    mha = MultiHeadAttention(16, 4).double().eval()
+    x = torch.randn(2, 6, 16, dtype=torch.float64)
+    full, full_weights = mha(x, mask=causal_mask(6))
+    cache, start = KVCache(), 0
+    for size in chunks:
+        piece = x[:, start : start + size]  # (B, T_new, C)
+        mask = causal_mask(size, start + size)  # the new queries are the last of the keys
+        out, weights = mha(piece, mask=mask, cache=cache)
+        torch.testing.assert_close(out, full[:, start : start + size])
+        torch.testing.assert_close(
+            weights, full_weights[:, :, start : start + size, : start + size]
+        )
+        start += size
+        assert len(cache) == start
+
+
+def test_attention_with_a_cache_one_token_at_a_time_needs_no_mask() -> None:
+    """A single newest query may see every cached key: that is already causal."""
+    torch.manual_seed(1)
+    mha = MultiHeadAttention(8, 2).double()
+    x = torch.randn(1, 5, 8, dtype=torch.float64)
+    full, _ = mha(x, mask=causal_mask(5))
+    cache = KVCache()
+    steps = [mha(x[:, t : t + 1], cache=cache)[0] for t in range(5)]
+    torch.testing.assert_close(torch.cat(steps, dim=1), full)
+
+
+def test_attention_with_a_cache_and_a_mask_that_ignores_it() -> None:
+    mha = MultiHeadAttention(8, 2)
+    cache = KVCache()
+    mha(torch.randn(1, 3, 8), cache=cache)
+    with pytest.raises(ValueError, match="does not broadcast"):
+        mha(torch.randn(1, 2, 8), mask=causal_mask(2), cache=cache)  # needs (2, 5)
+
+
+def test_temperature_zero_is_argmax_and_top_k_one_is_greedy() -> None:
+    model = _model(seed=5)
+    idx = _ids((2, 3), seed=40)
+    greedy = model.generate(idx, 6, temperature=0)
+    assert torch.equal(greedy, _greedy_by_hand(model, idx, 6))
+    for temperature in (0.5, 1.0, 3.0):
+        top_1 = model.generate(
+            idx, 6, temperature=temperature, top_k=1, generator=torch.Generator().manual_seed(0)
+        )
+        assert torch.equal(top_1, greedy)
+    assert torch.equal(model.generate(idx, 6, temperature=0, top_k=5), greedy)
+
+
+@pytest.mark.parametrize("temperature", [1.0, 0.5, 2.0])
+def test_samples_follow_the_tempered_softmax(temperature: float) -> None:
+    model = _model(seed=6)
+    context = _ids((1, 3), seed=41)
+    probs = torch.softmax(model(context)[0, -1].double() / temperature, dim=-1)  # (V,)
+    draws = model.generate(
+        context.expand(6000, 3),
+        1,
+        temperature=temperature,
+        generator=torch.Generator().manual_seed(1),
+    )[:, -1]
+    frequencies = torch.bincount(draws, minlength=17).double() / 6000
+    torch.testing.assert_close(frequencies, probs, atol=0.025, rtol=0)
+
+
+def test_top_k_draws_only_the_k_most_likely_tokens() -> None:
+    model = _model(seed=7)
+    context = _ids((1, 4), seed=42)
+    top_3 = set(model(context)[0, -1].topk(3).indices.tolist())
+    draws = model.generate(
+        context.expand(500, 4),
+        1,
+        temperature=2.0,
+        top_k=3,
+        generator=torch.Generator().manual_seed(2),
+    )[:, -1]
+    assert set(draws.tolist()) == top_3  # all three drawn at temperature 2, nothing else
+    many = model.generate(context.expand(3, 4), 1, top_k=1000, generator=torch.Generator())
+    assert many.shape == (3, 5)  # top_k above the vocabulary size is the whole vocabulary
+
+
+def test_generate_restores_the_training_mode_and_disables_dropout() -> None:
+    model = _model(dropout=0.5).train()
+    idx = _ids((2, 3), seed=43)
+    first = model.generate(idx, 4, temperature=0)
+    assert model.training
+    assert torch.equal(first, model.generate(idx, 4, temperature=0))
+    model.eval()
+    assert torch.equal(first, model.generate(idx, 4, temperature=0))
+    assert not model.training
+
+
+def test_loss_is_cross_entropy_of_the_next_token() -> None:
+    model = _model(seed=8).double()
+    idx = _ids((3, 7), seed=44)
+    logits = model(idx)[:, :-1]  # (B, T-1, V): position t predicts token t + 1
+    expected = F.cross_entropy(logits.reshape(-1, 17), idx[:, 1:].reshape(-1))
+    torch.testing.assert_close(model.loss(idx), expected)
+    by_hand = -torch.log_softmax(logits, -1).gather(-1, idx[:, 1:, None]).mean()
+    torch.testing.assert_close(model.loss(idx), by_hand)
+    model.loss(idx).backward()
+    assert model.token_embedding.weight.grad is not None
+
+
+def test_head_is_tied_to_the_token_embedding_and_init_is_small() -> None:
+    torch.manual_seed(0)
+    model = GPT(SMALL)
+    assert model.head.weight is model.token_embedding.weight
+    assert model.token_embedding.weight.std().item() == pytest.approx(0.02, rel=0.2)
+    assert all((block.attention.w_q.bias == 0).all() for block in model.blocks)
+    torch.testing.assert_close(  # near-uniform initial predictions
+        torch.softmax(model.eval()(_ids((1, 4), seed=45)), -1),
+        torch.full((1, 4, 17), 1 / 17),
+        atol=0.02,
+        rtol=0,
+    )
+
+
+def test_attention_weights_shapes_and_causality() -> None:
+    model = _model()
+    weights = model.attention_weights(_ids((2, 5), seed=46))
+    assert len(weights) == SMALL.num_layers
+    for w in weights:
+        assert w.shape == (2, SMALL.num_heads, 5, 5) and not w.requires_grad
+        assert (w.triu(diagonal=1) == 0).all()
+        torch.testing.assert_close(w.sum(-1), torch.ones(2, 4, 5))
+
+
+def test_bad_generate_arguments() -> None:
+    model = _model()
+    idx = _ids((2, 3), seed=47)
+    with pytest.raises(ValueError, match=r"temperature must be >= 0, got -0\.5"):
+        model.generate(idx, 2, temperature=-0.5)
+    with pytest.raises(ValueError, match="top_k must be a positive int or None, got 0"):
+        model.generate(idx, 2, top_k=0)
+    with pytest.raises(ValueError, match="idx must hold at least one token"):
+        model.generate(idx[:, :0], 2)
+    with pytest.raises(ValueError, match=r"idx must be token ids of shape \(B, T\), got \(3,\)"):
+        model.generate(idx[0], 2)
+    with pytest.raises(ValueError, match="max_new_tokens must be >= 0, got -1"):
+        model.generate(idx, -1)
+    with pytest.raises(TypeError, match="max_new_tokens must be an int, got float"):
+        model.generate(idx, 2.0)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"idx has ids outside \[0, 17\)"):
+        model.generate(torch.full((1, 2), 17), 2)
+    assert model.training is False
+
+
+def test_bad_forward_inputs() -> None:
+    model = _model()
+    with pytest.raises(ValueError, match="9 positions exceed block_size=8; crop the context"):
+        model(_ids((1, 9), seed=48))
+    with pytest.raises(ValueError, match=r"idx must be token ids of shape \(B, T\), got \(2, 3\)"):
+        model(torch.zeros(2, 3))
+    with pytest.raises(ValueError, match=r"idx must be token ids of shape \(B, T\), got \(4,\)"):
+        model(torch.zeros(4, dtype=torch.long))
+    with pytest.raises(ValueError, match=r"idx has ids outside \[0, 17\)"):
+        model(torch.tensor([[0, -1]]))
+
+
+@pytest.mark.parametrize(
+    ("changes", "match"),
+    [
+        ({"d_model": 18}, r"d_model \(18\) must be divisible by num_heads \(4\)"),
+        ({"vocab_size": 0}, "vocab_size must be positive, got 0"),
+        ({"block_size": 0}, "block_size must be positive, got 0"),
+        ({"num_layers": 0}, "num_layers must be positive, got 0"),
+    ],
+)
+def test_bad_config(changes: dict, match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        dataclasses.replace(SMALL, **changes)

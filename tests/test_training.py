@@ -1,0 +1,304 @@
+"""Label smoothing against PyTorch, the warm-up schedule by hand, and the seeded training loop."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+from hypothesis import given
+from hypothesis import strategies as st
+from torch import nn
+
+from attnlib.training import (
+    TrainingHistory,
+    fit,
+    label_smoothed_cross_entropy,
+    warmup_inverse_sqrt,
+    warmup_scheduler,
+)
+
+
+def _logits_and_target(shape: tuple[int, ...], vocab: int, seed: int, dtype=torch.float32):
+    g = torch.Generator().manual_seed(seed)
+    logits = (torch.randn(*shape, vocab, generator=g, dtype=torch.float64) * 3).to(dtype)
+    return logits, torch.randint(0, vocab, shape, generator=g)
+
+
+@pytest.mark.parametrize("smoothing", [0.0, 0.1, 0.3, 0.9])
+@pytest.mark.parametrize(("shape", "vocab"), [((7,), 5), ((3, 4), 11), ((2, 3, 5), 2)])
+def test_label_smoothing_equals_torch(smoothing: float, shape: tuple[int, ...], vocab: int) -> None:
+    logits, target = _logits_and_target(shape, vocab, seed=0)
+    ours = label_smoothed_cross_entropy(logits, target, smoothing)
+    theirs = F.cross_entropy(
+        logits.reshape(-1, vocab), target.reshape(-1), label_smoothing=smoothing
+    )
+    torch.testing.assert_close(ours, theirs)
+    assert ours.shape == ()
+
+
+@pytest.mark.parametrize("smoothing", [0.0, 0.1, 0.5])
+@pytest.mark.parametrize("ignore_index", [0, 3, -100])
+def test_label_smoothing_with_ignored_targets_equals_torch(
+    smoothing: float, ignore_index: int
+) -> None:
+    logits, target = _logits_and_target((4, 6), 7, seed=1)
+    target[0, 2:] = ignore_index  # padding at the end of a sequence
+    target[2, 4] = ignore_index
+    ours = label_smoothed_cross_entropy(logits, target, smoothing, ignore_index=ignore_index)
+    theirs = F.cross_entropy(
+        logits.reshape(-1, 7),
+        target.reshape(-1),
+        label_smoothing=smoothing,
+        ignore_index=ignore_index,
+    )
+    torch.testing.assert_close(ours, theirs)
+    # Ignored positions are left out of the mean, not counted as zero loss.
+    keep = target != ignore_index
+    alone = label_smoothed_cross_entropy(logits[keep], target[keep], smoothing)
+    torch.testing.assert_close(ours, alone)
+
+
+def test_label_smoothing_gradient_equals_torch() -> None:
+    logits, target = _logits_and_target((5, 6), 9, seed=2, dtype=torch.float64)
+    target[1, :2] = 0
+    ours_input = logits.clone().requires_grad_()
+    theirs_input = logits.clone().requires_grad_()
+    label_smoothed_cross_entropy(ours_input, target, 0.1, ignore_index=0).backward()
+    F.cross_entropy(
+        theirs_input.reshape(-1, 9), target.reshape(-1), label_smoothing=0.1, ignore_index=0
+    ).backward()
+    torch.testing.assert_close(ours_input.grad, theirs_input.grad)
+
+
+def test_label_smoothing_keeps_float64() -> None:
+    logits, target = _logits_and_target((6,), 4, seed=3, dtype=torch.float64)
+    ours = label_smoothed_cross_entropy(logits, target, 0.2)
+    assert ours.dtype == torch.float64
+    torch.testing.assert_close(ours, F.cross_entropy(logits, target, label_smoothing=0.2))
+
+
+def test_label_smoothing_computes_half_precision_in_float32() -> None:
+    logits, target = _logits_and_target((8,), 5, seed=4, dtype=torch.float16)
+    ours = label_smoothed_cross_entropy(logits, target, 0.1)
+    assert ours.dtype == torch.float32
+    expected = F.cross_entropy(logits.float(), target, label_smoothing=0.1)
+    torch.testing.assert_close(ours, expected)
+
+
+def test_label_smoothing_by_hand() -> None:
+    # p = (1/4, 3/4); target 1; ε = 0.2 spreads 0.1 on each of the two classes.
+    logits = torch.tensor([[0.0, math.log(3.0)]], dtype=torch.float64)
+    target = torch.tensor([1])
+    nll, uniform = -math.log(0.75), (-math.log(0.25) - math.log(0.75)) / 2
+    loss = label_smoothed_cross_entropy(logits, target, smoothing=0.2)
+    assert loss.item() == pytest.approx(0.8 * nll + 0.2 * uniform, rel=1e-12)
+    assert label_smoothed_cross_entropy(logits, target, 0.0).item() == pytest.approx(nll, rel=1e-12)
+    # A uniform prediction costs log V whatever the smoothing.
+    flat = torch.zeros(3, 5)
+    for smoothing in (0.0, 0.1, 0.7):
+        assert label_smoothed_cross_entropy(
+            flat, torch.tensor([0, 2, 4]), smoothing
+        ).item() == pytest.approx(math.log(5), rel=1e-6)
+
+
+@given(st.floats(0.01, 0.9), st.integers(0, 2**31 - 1))
+def test_label_smoothing_never_rewards_certainty(smoothing: float, seed: int) -> None:
+    """With ε > 0 the loss of an ever more confident correct prediction grows again."""
+    target = torch.tensor([0])
+    losses = [
+        label_smoothed_cross_entropy(torch.tensor([[margin, 0.0, 0.0]]), target, smoothing).item()
+        for margin in (0.0, 5.0, 50.0, 500.0)
+    ]
+    assert losses[-1] > losses[-2] > min(losses)
+    assert losses[-1] >= smoothing * 500.0 / 3 - 1e-3  # ε/V of the -log p of the others
+
+
+def test_all_ignored_targets_give_zero_not_nan() -> None:
+    logits, _ = _logits_and_target((2, 3), 4, seed=5)
+    loss = label_smoothed_cross_entropy(logits, torch.zeros(2, 3, dtype=torch.long), ignore_index=0)
+    assert loss.item() == 0.0
+
+
+def test_label_smoothing_bad_inputs() -> None:
+    logits, target = _logits_and_target((3, 4), 5, seed=6)
+    with pytest.raises(ValueError, match=r"must agree, got \(3, 4, 5\) and \(3, 5\)"):
+        label_smoothed_cross_entropy(logits, torch.zeros(3, 5, dtype=torch.long))
+    with pytest.raises(ValueError, match=r"smoothing must be in \[0, 1\), got 1.0"):
+        label_smoothed_cross_entropy(logits, target, smoothing=1.0)
+    with pytest.raises(ValueError, match=r"smoothing must be in \[0, 1\), got -0.1"):
+        label_smoothed_cross_entropy(logits, target, smoothing=-0.1)
+
+
+def test_warmup_inverse_sqrt_by_hand() -> None:
+    d, w = 512, 4000
+    assert warmup_inverse_sqrt(1, d, w) == pytest.approx(1 / math.sqrt(512) / 4000**1.5)
+    assert warmup_inverse_sqrt(2000, d, w) == pytest.approx(2000 / math.sqrt(512) / 4000**1.5)
+    assert warmup_inverse_sqrt(4000, d, w) == pytest.approx(1 / math.sqrt(512 * 4000))
+    assert warmup_inverse_sqrt(16000, d, w) == pytest.approx(1 / math.sqrt(512 * 16000))
+    # The peak of the paper's schedule: about 7.0e-4.
+    assert warmup_inverse_sqrt(4000, d, w) == pytest.approx(6.988e-4, rel=1e-3)
+    # d=16, w=4: step 1 → 1/4 · 1/8; step 4 → 1/4 · 1/2; step 16 → 1/4 · 1/4.
+    assert warmup_inverse_sqrt(1, 16, 4) == pytest.approx(1 / 32)
+    assert warmup_inverse_sqrt(4, 16, 4) == pytest.approx(1 / 8)
+    assert warmup_inverse_sqrt(16, 16, 4) == pytest.approx(1 / 16)
+
+
+@pytest.mark.parametrize(("d_model", "warmup"), [(512, 4000), (64, 10), (128, 1), (8, 37)])
+def test_warmup_rises_linearly_peaks_at_warmup_then_decays(d_model: int, warmup: int) -> None:
+    steps = range(1, 3 * warmup + 10)
+    values = [warmup_inverse_sqrt(s, d_model, warmup) for s in steps]
+    peak = max(range(len(values)), key=values.__getitem__) + 1
+    assert peak == warmup
+    assert values[warmup - 1] == pytest.approx((d_model * warmup) ** -0.5)
+    rising, falling = values[:warmup], values[warmup - 1 :]
+    assert all(a < b for a, b in itertools.pairwise(rising))
+    assert all(a > b for a, b in itertools.pairwise(falling))
+    if warmup > 1:  # linear: equal increments
+        assert values[1] - values[0] == pytest.approx(values[0])
+
+
+@pytest.mark.parametrize(
+    ("args", "match"),
+    [
+        ((0, 512, 4000), "step and warmup_steps must be >= 1, got 0 and 4000"),
+        ((1, 512, 0), "step and warmup_steps must be >= 1, got 1 and 0"),
+        ((1, 0, 10), "d_model must be >= 1, got 0"),
+    ],
+)
+def test_warmup_bad_arguments(args: tuple[int, int, int], match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        warmup_inverse_sqrt(*args)
+
+
+@pytest.mark.parametrize("factor", [1.0, 2.0])
+def test_warmup_scheduler_drives_the_learning_rate(factor: float) -> None:
+    parameter = nn.Parameter(torch.zeros(3))
+    optimizer = torch.optim.SGD([parameter], lr=1.0)
+    scheduler = warmup_scheduler(optimizer, d_model=64, warmup_steps=5, factor=factor)
+    seen = []
+    for _ in range(12):
+        seen.append(optimizer.param_groups[0]["lr"])
+        optimizer.step()
+        scheduler.step()
+    expected = [factor * warmup_inverse_sqrt(s, 64, 5) for s in range(1, 13)]
+    assert seen == pytest.approx(expected)
+    assert max(seen) == seen[4]  # step 5 = warmup_steps
+
+
+class _Regression(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Dropout(0.3), nn.Linear(16, 1))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.net(x)
+
+
+def _task(model: nn.Module, scale: float = 1.0):
+    """Fit y = Σ x on batches drawn from the generator fit passes in."""
+
+    def loss_on_batch(generator: torch.Generator) -> torch.Tensor:
+        x = torch.randn(32, 4, generator=generator)
+        return scale * F.mse_loss(model(x)[:, 0], x.sum(-1))
+
+    return loss_on_batch
+
+
+def _run(seed: int, steps: int = 15, **kwargs) -> tuple[TrainingHistory, _Regression]:
+    torch.manual_seed(123)  # the initial weights
+    model = _Regression()
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
+    return fit(model, _task(model), steps, optimizer, seed=seed, **kwargs), model
+
+
+def test_fit_is_reproducible_and_seeded() -> None:
+    first, model_a = _run(seed=0)
+    second, model_b = _run(seed=0)
+    assert first.losses == second.losses
+    for a, b in zip(model_a.parameters(), model_b.parameters(), strict=True):
+        assert torch.equal(a, b)
+    other, _ = _run(seed=1)
+    assert other.losses != first.losses  # other batches and other dropout
+    assert len(first.losses) == len(first.learning_rates) == 15
+    assert first.seconds > 0
+    assert first.losses[-1] < first.losses[0]  # it learns
+
+
+def test_fit_returns_the_model_in_eval_mode_and_trains_in_train_mode() -> None:
+    torch.manual_seed(0)
+    model = _Regression().eval()
+    modes = []
+    task = _task(model)
+
+    def loss_on_batch(generator: torch.Generator) -> torch.Tensor:
+        modes.append(model.training)
+        return task(generator)
+
+    fit(model, loss_on_batch, 3, torch.optim.SGD(model.parameters(), lr=0.01))
+    assert modes == [True, True, True]
+    assert not model.training
+
+
+def test_fit_leaves_the_model_in_eval_mode_after_an_error() -> None:
+    model = _Regression()
+
+    def failing(generator: torch.Generator) -> torch.Tensor:
+        raise RuntimeError("bad batch")
+
+    with pytest.raises(RuntimeError, match="bad batch"):
+        fit(model, failing, 2, torch.optim.SGD(model.parameters(), lr=0.1))
+    assert not model.training
+
+
+@pytest.mark.parametrize("clip_norm", [0.5, 2.0])
+def test_fit_clips_the_gradient_norm(clip_norm: float) -> None:
+    torch.manual_seed(0)
+    model = _Regression()
+    optimizer = torch.optim.SGD(model.parameters(), lr=1e-6)
+    norms: list[float] = []
+
+    def record(optimizer: torch.optim.Optimizer, args, kwargs) -> None:  # before each step
+        grads = [p.grad for group in optimizer.param_groups for p in group["params"]]
+        norms.append(torch.linalg.vector_norm(torch.stack([g.norm() for g in grads])).item())
+
+    optimizer.register_step_pre_hook(record)
+    fit(model, _task(model, scale=1e6), 4, optimizer, clip_norm=clip_norm)  # a huge loss
+    assert norms == pytest.approx([clip_norm] * 4, rel=1e-4)  # clipped down to the limit
+    norms.clear()
+    fit(model, _task(model, scale=1e6), 2, optimizer, clip_norm=None)
+    assert min(norms) > 1e3  # not clipped
+
+
+def test_fit_records_the_scheduled_learning_rates() -> None:
+    torch.manual_seed(0)
+    model = _Regression()
+    optimizer = torch.optim.Adam(model.parameters(), lr=1.0)
+    scheduler = warmup_scheduler(optimizer, d_model=32, warmup_steps=4)
+    history = fit(model, _task(model), 10, optimizer, scheduler=scheduler)
+    expected = [warmup_inverse_sqrt(s, 32, 4) for s in range(1, 11)]
+    assert history.learning_rates == pytest.approx(expected)
+    constant, _ = _run(seed=0, steps=3)
+    assert constant.learning_rates == [1e-2] * 3
+
+
+def test_fit_with_a_progress_bar(capsys: pytest.CaptureFixture[str]) -> None:
+    history, _ = _run(seed=0, steps=3, progress=True)
+    assert "training" in capsys.readouterr().err
+    assert history.losses == _run(seed=0, steps=3)[0].losses  # the bar changes nothing
+
+
+def test_fit_bad_arguments() -> None:
+    model = _Regression()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for steps in (0, -3):
+        with pytest.raises(ValueError, match=f"steps must be >= 1, got {steps}"):
+            fit(model, _task(model), steps, optimizer)
+
+
+def test_training_history_defaults_are_independent() -> None:
+    a, b = TrainingHistory(), TrainingHistory()
+    a.losses.append(1.0)
+    assert b.losses == [] and b.learning_rates == [] and b.seconds == 0.0
