@@ -4,7 +4,10 @@ Each module holds one idea; the notebooks derive it in a few lines, then import
 it from here and check that the two agree.
 """
 
+from attnlib import dates
 from attnlib.attention import scaled_dot_product_attention
+from attnlib.char_lm import CharVocabulary, load_course_text, train_char_gpt
+from attnlib.checkpoints import CheckpointError, load_checkpoint, save_checkpoint
 from attnlib.checks import (
     CheckResult,
     check_attention_head,
@@ -13,11 +16,14 @@ from attnlib.checks import (
     check_cosine_similarity,
     check_cross_attention,
     check_dot,
+    check_feed_forward,
+    check_layer_norm,
     check_masked_attention,
     check_merge_heads,
     check_multi_head_attention,
     check_naive_self_attention,
     check_padding_mask,
+    check_residual_block,
     check_rotary,
     check_scaled_dot_product_attention,
     check_scaled_self_attention,
@@ -27,6 +33,9 @@ from attnlib.checks import (
     check_softmax_jacobian,
     check_split_heads,
 )
+from attnlib.decoder import Decoder, DecoderLayer
+from attnlib.decoding import beam_search, greedy_decode
+from attnlib.encoder import Encoder, EncoderLayer
 from attnlib.explorers import (
     MASK_KINDS,
     dot_product_at_angle,
@@ -42,6 +51,9 @@ from attnlib.explorers import (
     show_softmax_at_scale,
     softmax_at_scale,
 )
+from attnlib.feed_forward import FeedForward
+from attnlib.gpt import GPT, GPTConfig
+from attnlib.kv_cache import KVCache
 from attnlib.masks import (
     causal_mask,
     from_torch_mha_mask,
@@ -59,26 +71,51 @@ from attnlib.positional import (
     apply_rotary,
     sinusoidal_encoding,
 )
+from attnlib.residual import Residual
 from attnlib.similarity import cosine_similarity, dot, projection
 from attnlib.single_head import Attention, SelfAttention
 from attnlib.softmax import naive_softmax, softmax, softmax_jacobian
+from attnlib.training import (
+    TrainingHistory,
+    fit,
+    label_smoothed_cross_entropy,
+    warmup_inverse_sqrt,
+    warmup_scheduler,
+)
+from attnlib.transformer import AttentionMaps, Transformer, TransformerConfig
 from attnlib.viz import plot_attention, plot_distribution, plot_heatmap, plot_vectors_2d
 from attnlib.word_vectors import WordVectors, analogy, load_glove, nearest_words
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "GPT",
     "MASK_KINDS",
     "Attention",
+    "AttentionMaps",
+    "CharVocabulary",
     "CheckResult",
+    "CheckpointError",
+    "Decoder",
+    "DecoderLayer",
+    "Encoder",
+    "EncoderLayer",
+    "FeedForward",
+    "GPTConfig",
+    "KVCache",
     "LearnedPositionalEmbedding",
     "MultiHeadAttention",
+    "Residual",
     "RotaryEmbedding",
     "SelfAttention",
     "SinusoidalPositionalEncoding",
+    "TrainingHistory",
+    "Transformer",
+    "TransformerConfig",
     "WordVectors",
     "analogy",
     "apply_rotary",
+    "beam_search",
     "causal_mask",
     "check_attention_head",
     "check_causal_mask",
@@ -86,11 +123,14 @@ __all__ = [
     "check_cosine_similarity",
     "check_cross_attention",
     "check_dot",
+    "check_feed_forward",
+    "check_layer_norm",
     "check_masked_attention",
     "check_merge_heads",
     "check_multi_head_attention",
     "check_naive_self_attention",
     "check_padding_mask",
+    "check_residual_block",
     "check_rotary",
     "check_scaled_dot_product_attention",
     "check_scaled_self_attention",
@@ -100,10 +140,16 @@ __all__ = [
     "check_softmax_jacobian",
     "check_split_heads",
     "cosine_similarity",
+    "dates",
     "dot",
     "dot_product_at_angle",
     "encoding_at",
+    "fit",
     "from_torch_mha_mask",
+    "greedy_decode",
+    "label_smoothed_cross_entropy",
+    "load_checkpoint",
+    "load_course_text",
     "load_glove",
     "masked_weights",
     "merge_heads",
@@ -118,6 +164,7 @@ __all__ = [
     "plot_heatmap",
     "plot_vectors_2d",
     "projection",
+    "save_checkpoint",
     "scaled_dot_product_attention",
     "scores_at_width",
     "show_dot_product_at_angle",
@@ -133,4 +180,7 @@ __all__ = [
     "split_heads",
     "to_torch_key_padding_mask",
     "to_torch_mha_mask",
+    "train_char_gpt",
+    "warmup_inverse_sqrt",
+    "warmup_scheduler",
 ]

@@ -116,6 +116,10 @@ def _masked(q, k, v, mask, fill=None):
     return w @ v, w
 
 
+def _ln(x: torch.Tensor) -> torch.Tensor:
+    return torch.nn.functional.layer_norm(x, x.shape[-1:], eps=1e-5)
+
+
 CHECKERS: list[tuple[Callable[..., CheckResult], Callable, Callable, str]] = [
     # checker, a right answer, a wrong answer, a phrase the report must contain
     (attnlib.check_dot, lambda a, b: (a * b).sum(-1), lambda a, b: (a * b).sum(), "batch of 3"),
@@ -170,6 +174,27 @@ CHECKERS: list[tuple[Callable[..., CheckResult], Callable, Callable, str]] = [
         _padding,
         lambda lengths, n: _padding(lengths, n)[:, 0, 0],
         "[:, None, None, :]",
+    ),
+    (
+        attnlib.check_feed_forward,
+        lambda x, w1, b1, w2, b2: torch.relu(x @ w1 + b1) @ w2 + b2,
+        lambda x, w1, b1, w2, b2: torch.relu(x @ w1 @ w2 + b2),
+        "between the two linear maps",
+    ),
+    (
+        attnlib.check_layer_norm,
+        lambda x: (
+            (x - x.mean(-1, keepdim=True))
+            / torch.sqrt(x.var(-1, keepdim=True, unbiased=False) + 1e-5)
+        ),
+        lambda x: (x - x.mean(-1, keepdim=True)) / torch.sqrt(x.var(-1, keepdim=True) + 1e-5),
+        "unbiased=False",
+    ),
+    (
+        attnlib.check_residual_block,
+        lambda x, f, pre: x + f(_ln(x)) if pre else _ln(x + f(x)),
+        lambda x, f, pre: _ln(x + f(x)),
+        "pre-norm",
     ),
     (
         attnlib.check_masked_attention,

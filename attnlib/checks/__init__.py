@@ -34,6 +34,11 @@ from attnlib.checks.foundations import (
     check_softmax,
     check_softmax_jacobian,
 )
+from attnlib.checks.transformer_block import (
+    check_feed_forward,
+    check_layer_norm,
+    check_residual_block,
+)
 
 __all__ = [
     "CheckResult",
@@ -43,11 +48,14 @@ __all__ = [
     "check_cosine_similarity",
     "check_cross_attention",
     "check_dot",
+    "check_feed_forward",
+    "check_layer_norm",
     "check_masked_attention",
     "check_merge_heads",
     "check_multi_head_attention",
     "check_naive_self_attention",
     "check_padding_mask",
+    "check_residual_block",
     "check_rotary",
     "check_scaled_dot_product_attention",
     "check_scaled_self_attention",
