@@ -22,11 +22,18 @@ sampling (:func:`sample_pairs`, :func:`split_dates`), a character tokenizer
 from __future__ import annotations
 
 import datetime
+import os
 import random
 import string
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 import torch
+
+from attnlib.checkpoints import CheckpointError, load_checkpoint, save_checkpoint
+from attnlib.decoding import beam_search
+from attnlib.training import TrainingHistory, fit, label_smoothed_cross_entropy
+from attnlib.transformer import Transformer, TransformerConfig
 
 FIRST_DATE = datetime.date(1900, 1, 1)
 LAST_DATE = datetime.date(2099, 12, 31)
@@ -427,3 +434,122 @@ def make_batch(
     tgt_in = tokenizer.encode_batch(targets, add_bos=True)  # (B, T)
     tgt_out = tokenizer.encode_batch(targets, add_eos=True)  # (B, T)
     return src, tgt_in, tgt_out
+
+
+# --- the trained translator ------------------------------------------------------------------
+
+
+class DateTranslator:
+    """A trained :class:`~attnlib.transformer.Transformer` that writes dates as ISO 8601.
+
+    Wraps the model with the character tokenizer and the decoding loop, so that
+    ``translate(["21 November 2026"])`` returns ``["2026-11-21"]``.
+    """
+
+    def __init__(self, model: Transformer, history: TrainingHistory | None = None) -> None:
+        if not isinstance(model, Transformer):
+            raise TypeError(f"model must be an attnlib Transformer, got {type(model).__name__}")
+        self.model = model.eval()
+        self.tokenizer = CharTokenizer()
+        self.history = history
+        if model.config.src_vocab_size != self.tokenizer.vocab_size:
+            raise ValueError(
+                f"the model's vocabulary has {model.config.src_vocab_size} tokens, the date "
+                f"tokenizer {self.tokenizer.vocab_size}"
+            )
+
+    def translate(self, texts: Sequence[str], beam_size: int = 1) -> list[str]:
+        """ISO dates for human-readable ``texts`` (greedy when ``beam_size`` is 1)."""
+        if isinstance(texts, str):
+            raise TypeError("texts must be a list of strings, not one string")
+        if not texts:
+            return []
+        src = self.tokenizer.encode_batch(list(texts))  # (B, S)
+        tokens = beam_search(
+            self.model,
+            src,
+            self.tokenizer.bos_id,
+            self.tokenizer.eos_id,
+            max_len=TARGET_LENGTH + 1,
+            beam_size=beam_size,
+        )  # (B, ≤ 11)
+        return self.tokenizer.decode_batch(tokens)
+
+    def accuracy(self, pairs: Sequence[tuple[str, str]], beam_size: int = 1) -> float:
+        """Fraction of ``(text, iso)`` pairs translated exactly right."""
+        predictions = self.translate([text for text, _ in pairs], beam_size=beam_size)
+        return sum(p == iso for p, (_, iso) in zip(predictions, pairs, strict=True)) / len(pairs)
+
+    def save(self, path: str | os.PathLike[str]) -> Path:
+        """Save the model (config and weights) to ``path``; see :func:`save_checkpoint`."""
+        return save_checkpoint(self.model, path)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> DateTranslator:
+        """Load a translator saved with :meth:`save`."""
+        model = load_checkpoint(path)
+        if not isinstance(model, Transformer):
+            raise CheckpointError(f"{path} holds a {type(model).__name__}, not a Transformer")
+        return cls(model)
+
+
+def train_date_translator(
+    seed: int = 0,
+    steps: int = 1000,
+    batch_size: int = 64,
+    d_model: int = 64,
+    num_layers: int = 2,
+    lr: float = 6e-3,
+    warmup_steps: int = 100,
+    label_smoothing: float = 0.0,
+    progress: bool = False,
+) -> DateTranslator:
+    """Train a small encoder–decoder on freshly generated dates, then wrap it.
+
+    Every step draws ``batch_size`` new pairs from the training dates of
+    ``split_dates(1000, seed=0)`` (the held-out dates are never seen). AdamW with
+    ``warmup_steps`` of linear warm-up, then linear decay; gradients clipped at 1.
+
+    Returns:
+        a :class:`DateTranslator` whose ``history`` holds the losses and the time.
+    """
+    tokenizer = CharTokenizer()
+    train_dates, _ = split_dates(1000, seed=0)
+    torch.manual_seed(seed)
+    config = TransformerConfig(
+        src_vocab_size=tokenizer.vocab_size,
+        tgt_vocab_size=tokenizer.vocab_size,
+        d_model=d_model,
+        num_heads=4,
+        num_encoder_layers=num_layers,
+        num_decoder_layers=num_layers,
+        d_ff=4 * d_model,
+        dropout=0.0,
+        max_len=32,
+        pad_id=tokenizer.pad_id,
+    )
+    model = Transformer(config)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=lr, betas=(0.9, 0.98), weight_decay=0.0)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda i: min((i + 1) / warmup_steps, 1.0) * max(0.05, 1.0 - i / steps)
+    )
+
+    def loss_on_batch(generator: torch.Generator) -> torch.Tensor:
+        batch_seed = int(torch.randint(2**31, (1,), generator=generator))
+        src, tgt_in, tgt_out = make_batch(
+            sample_pairs(batch_size, batch_seed, dates=train_dates), tokenizer
+        )
+        logits = model(src, tgt_in)  # (B, T, V)
+        return label_smoothed_cross_entropy(logits, tgt_out, label_smoothing, tokenizer.pad_id)
+
+    history = fit(
+        model,
+        loss_on_batch,
+        steps,
+        optimizer,
+        scheduler,
+        clip_norm=1.0,
+        seed=seed,
+        progress=progress,
+    )
+    return DateTranslator(model, history)

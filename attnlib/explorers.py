@@ -394,3 +394,56 @@ def show_masked_weights(kind: str, real_length: int = 4, seed: int = 0) -> Figur
         )
     fig.tight_layout()
     return fig
+
+
+# --- notebook 10: temperature and top-k on a next-token distribution -----------------------
+
+
+def sampling_distribution(
+    logits: torch.Tensor, temperature: float, top_k: int | None = None
+) -> torch.Tensor:
+    r"""The distribution a sampler draws the next token from.
+
+    .. math::
+
+        p_i \propto \exp(z_i / T) \text{ for the } k \text{ largest } z_i, \quad 0 \text{ otherwise}
+
+    ``temperature = 0`` puts all the mass on the largest logit (greedy).
+
+    Shapes:
+        logits: ``(V,)``; returns ``(V,)`` summing to 1.
+    """
+    require_float_tensor("logits", logits)
+    if logits.dim() != 1:
+        raise ValueError(f"logits must have shape (V,), got {tuple(logits.shape)}")
+    if temperature < 0:
+        raise ValueError(f"temperature must be >= 0, got {temperature}")
+    if top_k is not None and not 1 <= top_k <= logits.shape[0]:
+        raise ValueError(f"top_k must be in [1, {logits.shape[0]}] or None, got {top_k}")
+    if temperature == 0:
+        return torch.nn.functional.one_hot(logits.argmax(), logits.shape[0]).to(logits.dtype)
+    scaled = logits / temperature
+    if top_k is not None:
+        kth = scaled.topk(top_k).values[-1]
+        scaled = scaled.masked_fill(scaled < kth, -torch.inf)
+    return softmax(scaled)
+
+
+def show_sampling_distribution(
+    logits: torch.Tensor, labels: Sequence[str], temperature: float, top_k: int | None = None
+) -> Figure:
+    """Bar chart of :func:`sampling_distribution`, with its entropy in the title."""
+    probs = sampling_distribution(logits, temperature, top_k)
+    if len(labels) != probs.shape[0]:
+        raise ValueError(f"labels has {len(labels)} entries, logits has {probs.shape[0]}")
+    nonzero = probs[probs > 0]
+    entropy = float(-(nonzero * nonzero.log()).sum())
+    fig, ax = plt.subplots(figsize=(max(6.0, 0.35 * len(labels) + 2), 3.6))
+    plot_distribution(
+        probs,
+        list(labels),
+        title=f"next token at T = {temperature:g}, top-k = {top_k}: entropy {entropy:.2f} nats",
+        xlabel="next token",
+        ax=ax,
+    )
+    return fig

@@ -90,6 +90,13 @@ class Transformer(nn.Module):
         self.encoder = Encoder(c.num_encoder_layers, *layer_args)
         self.decoder = Decoder(c.num_decoder_layers, *layer_args)
         self.output = nn.Linear(c.d_model, c.tgt_vocab_size, bias=False)
+        # Embeddings start at std 1/√d, so that after the √d scaling in _embed they have
+        # unit scale, like the positional encodings they are added to. (torch's default,
+        # std 1, would drown the positions by a factor √d.)
+        for embedding in (self.src_embedding, self.tgt_embedding):
+            nn.init.normal_(embedding.weight, std=c.d_model**-0.5)
+            with torch.no_grad():
+                embedding.weight[c.pad_id].zero_()
         if c.tie_embeddings:
             self.output.weight = self.tgt_embedding.weight
 

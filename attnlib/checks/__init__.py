@@ -34,6 +34,12 @@ from attnlib.checks.foundations import (
     check_softmax,
     check_softmax_jacobian,
 )
+from attnlib.checks.full_models import (
+    check_label_smoothed_loss,
+    check_temperature_probs,
+    check_top_k_logits,
+    check_warmup_schedule,
+)
 from attnlib.checks.transformer_block import (
     check_feed_forward,
     check_layer_norm,
@@ -49,6 +55,7 @@ __all__ = [
     "check_cross_attention",
     "check_dot",
     "check_feed_forward",
+    "check_label_smoothed_loss",
     "check_layer_norm",
     "check_masked_attention",
     "check_merge_heads",
@@ -64,4 +71,7 @@ __all__ = [
     "check_softmax",
     "check_softmax_jacobian",
     "check_split_heads",
+    "check_temperature_probs",
+    "check_top_k_logits",
+    "check_warmup_schedule",
 ]
