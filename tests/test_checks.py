@@ -197,6 +197,30 @@ CHECKERS: list[tuple[Callable[..., CheckResult], Callable, Callable, str]] = [
         "pre-norm",
     ),
     (
+        attnlib.check_label_smoothed_loss,
+        lambda z, y, e: torch.nn.functional.cross_entropy(z, y, label_smoothing=e),
+        lambda z, y, e: torch.nn.functional.cross_entropy(z, y),
+        "ε",
+    ),
+    (
+        attnlib.check_warmup_schedule,
+        lambda s, d, w: d**-0.5 * min(s**-0.5, s * w**-1.5),
+        lambda s, d, w: d**-0.5 * s**-0.5,
+        "linear rise",
+    ),
+    (
+        attnlib.check_temperature_probs,
+        lambda z, t: torch.softmax(z / t, -1),
+        lambda z, t: torch.softmax(z * t, -1),
+        "divide the logits",
+    ),
+    (
+        attnlib.check_top_k_logits,
+        lambda z, k: z.masked_fill(z < z.topk(k, -1).values[:, -1:], -torch.inf),
+        lambda z, k: z.masked_fill(z <= z.topk(k, -1).values[:, -1:], -torch.inf),
+        "k-th largest",
+    ),
+    (
         attnlib.check_masked_attention,
         _masked,
         lambda q, k, v, mask: _masked(q, k, v, mask, fill=-torch.inf),

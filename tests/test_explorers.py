@@ -15,11 +15,13 @@ from attnlib import (
     encoding_at,
     masked_weights,
     naive_weights_at_scale,
+    sampling_distribution,
     scores_at_width,
     show_dot_product_at_angle,
     show_encoding_at,
     show_masked_weights,
     show_naive_weights_at_scale,
+    show_sampling_distribution,
     show_scores_at_width,
     show_softmax_at_scale,
     softmax,
@@ -163,3 +165,26 @@ def test_masked_weights_respect_each_kind(kind: str) -> None:
 )
 def test_new_show_functions_draw_labelled_figures(show, args) -> None:
     _assert_every_axes_labelled(show(*args))
+
+
+def test_sampling_distribution_temperature_and_top_k() -> None:
+    logits = torch.tensor([2.0, 1.0, 0.5, -1.0], dtype=torch.float64)
+    torch.testing.assert_close(sampling_distribution(logits, 1.0), torch.softmax(logits, -1))
+    torch.testing.assert_close(sampling_distribution(logits, 0.5), torch.softmax(logits / 0.5, -1))
+    greedy = sampling_distribution(logits, 0.0)
+    assert greedy.tolist() == [1.0, 0.0, 0.0, 0.0]
+    top2 = sampling_distribution(logits, 1.0, top_k=2)
+    torch.testing.assert_close(top2[:2], torch.softmax(logits[:2], -1))
+    assert (top2[2:] == 0).all()
+    entropies = []
+    for t in (0.25, 0.5, 1.0, 2.0):
+        p = sampling_distribution(logits, t)
+        entropies.append(float(-(p * p.log()).sum()))
+    assert entropies == sorted(entropies)
+    with pytest.raises(ValueError, match="temperature must be >= 0"):
+        sampling_distribution(logits, -1.0)
+    with pytest.raises(ValueError, match=r"top_k must be in \[1, 4\]"):
+        sampling_distribution(logits, 1.0, top_k=5)
+    with pytest.raises(ValueError, match=r"logits must have shape \(V,\)"):
+        sampling_distribution(logits[None], 1.0)
+    _assert_every_axes_labelled(show_sampling_distribution(logits, list("abcd"), 0.7, top_k=3))
