@@ -287,3 +287,14 @@ def test_config_is_frozen_and_defaults_are_small() -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
         config.d_model = 8  # type: ignore[misc]
     assert config.norm_first and not config.tie_embeddings and config.pad_id == 0
+
+
+def test_embeddings_start_at_unit_scale_after_the_sqrt_d_scaling() -> None:
+    """Regression: torch's default std-1 init, times √d, drowned the positional encodings."""
+    torch.manual_seed(0)
+    config = TransformerConfig(src_vocab_size=500, tgt_vocab_size=500, d_model=64)
+    model = Transformer(config)
+    for embedding in (model.src_embedding, model.tgt_embedding):
+        scaled_std = float(embedding.weight[1:].detach().std()) * config.d_model**0.5
+        assert 0.9 < scaled_std < 1.1
+        assert (embedding.weight[config.pad_id] == 0).all()
