@@ -110,7 +110,7 @@ def fit(
     seeded with ``seed``, as is torch's global generator for dropout), back-propagates,
     clips the gradient norm to ``clip_norm``, steps the optimizer and the scheduler.
     The model's initial weights come from when it was built: seed before building
-    it for a fully repeatable run. ``progress`` shows a tqdm bar (a widget in Jupyter).
+    it for a fully repeatable run. ``progress`` shows a text progress bar (tqdm) on stderr.
     """
     if steps < 1:
         raise ValueError(f"steps must be >= 1, got {steps}")
@@ -119,9 +119,11 @@ def fit(
     history = TrainingHistory()
     bar = None
     if progress:
-        from tqdm.auto import tqdm
+        # The plain-text bar, not tqdm.auto's widget: a widget updated during a long cell
+        # stalls headless runners such as nbval waiting for the kernel's messages.
+        from tqdm.std import tqdm
 
-        bar = tqdm(total=steps, desc="training")
+        bar = tqdm(total=steps, desc="training", mininterval=1.0)
     start = time.perf_counter()
     model.train()
     try:
