@@ -6,7 +6,7 @@ it from here and check that the two agree.
 
 from attnlib import dates
 from attnlib.attention import scaled_dot_product_attention
-from attnlib.char_lm import CharVocabulary, load_course_text, train_char_gpt
+from attnlib.char_lm import CharVocabulary, load_course_text, random_windows, train_char_gpt
 from attnlib.checkpoints import CheckpointError, load_checkpoint, save_checkpoint
 from attnlib.checks import (
     CheckResult,
@@ -174,6 +174,7 @@ __all__ = [
     "plot_heatmap",
     "plot_vectors_2d",
     "projection",
+    "random_windows",
     "sampling_distribution",
     "save_checkpoint",
     "scaled_dot_product_attention",
