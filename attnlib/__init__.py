@@ -58,7 +58,7 @@ from attnlib.explorers import (
     softmax_at_scale,
 )
 from attnlib.feed_forward import FeedForward
-from attnlib.gpt import GPT, GPTConfig
+from attnlib.gpt import GPT, GPTConfig, next_token_probs
 from attnlib.kv_cache import KVCache
 from attnlib.masks import (
     causal_mask,
@@ -167,6 +167,7 @@ __all__ = [
     "naive_softmax",
     "naive_weights_at_scale",
     "nearest_words",
+    "next_token_probs",
     "padding_mask",
     "padding_mask_from_ids",
     "plot_attention",

@@ -45,6 +45,13 @@ def require_dim_index(name: str, dim: int, ndim: int) -> int:
     return dim % ndim
 
 
+def require_positive_int(name: str, value: object) -> int:
+    """A strictly positive ``int`` (``bool`` is refused), else a ``ValueError`` naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{name} must be a positive int, got {value!r}")
+    return value
+
+
 def require_positive(name: str, value: float) -> float:
     """A strictly positive, finite real number."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):

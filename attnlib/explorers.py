@@ -19,6 +19,7 @@ from matplotlib.figure import Figure
 
 from attnlib._validate import require_float_tensor, require_min_ndim, require_positive
 from attnlib.attention import scaled_dot_product_attention
+from attnlib.gpt import next_token_probs
 from attnlib.masks import causal_mask, padding_mask
 from attnlib.positional import sinusoidal_encoding
 from attnlib.similarity import cosine_similarity, dot, projection
@@ -402,13 +403,7 @@ def show_masked_weights(kind: str, real_length: int = 4, seed: int = 0) -> Figur
 def sampling_distribution(
     logits: torch.Tensor, temperature: float, top_k: int | None = None
 ) -> torch.Tensor:
-    r"""The distribution a sampler draws the next token from.
-
-    .. math::
-
-        p_i \propto \exp(z_i / T) \text{ for the } k \text{ largest } z_i, \quad 0 \text{ otherwise}
-
-    ``temperature = 0`` puts all the mass on the largest logit (greedy).
+    """:func:`attnlib.gpt.next_token_probs` for one logit vector, with checked arguments.
 
     Shapes:
         logits: ``(V,)``; returns ``(V,)`` summing to 1.
@@ -420,13 +415,7 @@ def sampling_distribution(
         raise ValueError(f"temperature must be >= 0, got {temperature}")
     if top_k is not None and not 1 <= top_k <= logits.shape[0]:
         raise ValueError(f"top_k must be in [1, {logits.shape[0]}] or None, got {top_k}")
-    if temperature == 0:
-        return torch.nn.functional.one_hot(logits.argmax(), logits.shape[0]).to(logits.dtype)
-    scaled = logits / temperature
-    if top_k is not None:
-        kth = scaled.topk(top_k).values[-1]
-        scaled = scaled.masked_fill(scaled < kth, -torch.inf)
-    return softmax(scaled)
+    return next_token_probs(logits, temperature, top_k)
 
 
 def show_sampling_distribution(

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import torch
 
+from attnlib._validate import require_positive_int
+
 
 def causal_mask(t_q: int, t_k: int | None = None) -> torch.Tensor:
     r"""Causal ("no peeking at the future") mask: query ``i`` may attend to keys ``j ≤ i``.
@@ -26,9 +28,8 @@ def causal_mask(t_q: int, t_k: int | None = None) -> torch.Tensor:
     """
     if t_k is None:
         t_k = t_q
-    for name, value in (("t_q", t_q), ("t_k", t_k)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name} must be a positive int, got {value!r}")
+    require_positive_int("t_q", t_q)
+    require_positive_int("t_k", t_k)
     if t_k < t_q:
         raise ValueError(
             f"t_k must be >= t_q (the queries are the last t_q of the t_k positions), "
@@ -57,8 +58,7 @@ def padding_mask(lengths: torch.Tensor | list[int], max_len: int) -> torch.Tenso
             f"lengths must be a 1-D sequence of ints (B,), got dtype {lengths_t.dtype} "
             f"and shape {tuple(lengths_t.shape)}"
         )
-    if isinstance(max_len, bool) or not isinstance(max_len, int) or max_len < 1:
-        raise ValueError(f"max_len must be a positive int, got {max_len!r}")
+    require_positive_int("max_len", max_len)
     if len(lengths_t) and (lengths_t.min() < 0 or lengths_t.max() > max_len):
         raise ValueError(f"lengths must lie in [0, max_len={max_len}], got {lengths_t.tolist()}")
     positions = torch.arange(max_len, device=lengths_t.device)  # (max_len,)

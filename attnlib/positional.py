@@ -5,13 +5,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from attnlib._validate import require_float_tensor, require_min_ndim
-
-
-def _require_positive_int(name: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{name} must be a positive int, got {value!r}")
-    return value
+from attnlib._validate import require_float_tensor, require_min_ndim, require_positive_int
 
 
 def _require_even(name: str, value: int) -> None:
@@ -35,8 +29,8 @@ def sinusoidal_encoding(max_len: int, d_model: int, base: float = 10000.0) -> to
     Shapes:
         returns ``(max_len, d_model)`` float32.
     """
-    _require_positive_int("max_len", max_len)
-    _require_positive_int("d_model", d_model)
+    require_positive_int("max_len", max_len)
+    require_positive_int("d_model", d_model)
     _require_even("d_model", d_model)
     if not base > 1.0:
         raise ValueError(f"base must be > 1, got {base}")
@@ -152,7 +146,7 @@ class RotaryEmbedding(nn.Module):
 
     def __init__(self, head_size: int, base: float = 10000.0) -> None:
         super().__init__()
-        _require_positive_int("head_size", head_size)
+        require_positive_int("head_size", head_size)
         _require_even("head_size", head_size)
         self.head_size, self.base = head_size, base
 

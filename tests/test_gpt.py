@@ -326,3 +326,14 @@ def test_bad_forward_inputs() -> None:
 def test_bad_config(changes: dict, match: str) -> None:
     with pytest.raises(ValueError, match=match):
         dataclasses.replace(SMALL, **changes)
+
+
+def test_next_token_probs_is_what_generate_samples_from() -> None:
+    from attnlib.gpt import next_token_probs
+
+    logits = torch.tensor([[2.0, 1.0, 0.5, -1.0], [0.0, 3.0, 1.0, 2.0]])
+    torch.testing.assert_close(next_token_probs(logits, 0.5), torch.softmax(logits / 0.5, -1))
+    top2 = next_token_probs(logits, 1.0, top_k=2)
+    assert ((top2 > 0).sum(-1) == 2).all()
+    torch.testing.assert_close(top2.sum(-1), torch.ones(2))
+    assert next_token_probs(logits, 0.0).argmax(-1).tolist() == [0, 1]

@@ -151,6 +151,11 @@ def fixed_generator() -> torch.Generator:
     return torch.Generator().manual_seed(1234)
 
 
+def randn64(*shape: int, generator: torch.Generator) -> torch.Tensor:
+    """A float64 tensor of standard normal samples drawn from ``generator``."""
+    return torch.randn(*shape, generator=generator, dtype=torch.float64)
+
+
 def vec(*values: float) -> torch.Tensor:
     """A float64 vector of the given values."""
     return torch.tensor(values, dtype=torch.float64)

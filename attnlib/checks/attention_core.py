@@ -8,16 +8,12 @@ from collections.abc import Callable
 import torch
 
 from attnlib.attention import scaled_dot_product_attention
-from attnlib.checks._framework import Case, CheckResult, fixed_generator, run_cases
+from attnlib.checks._framework import Case, CheckResult, fixed_generator, randn64, run_cases
 from attnlib.masks import causal_mask, padding_mask
 from attnlib.multi_head import merge_heads, split_heads
 from attnlib.positional import apply_rotary, sinusoidal_encoding
 
 Pair = tuple[torch.Tensor, torch.Tensor]
-
-
-def _randn(*shape: int, generator: torch.Generator) -> torch.Tensor:
-    return torch.randn(*shape, generator=generator, dtype=torch.float64)
 
 
 # --- notebook 04 ---------------------------------------------------------------------------
@@ -36,9 +32,9 @@ def check_scaled_dot_product_attention(
     cases = []
     for description, q_shape, k_shape, v_shape in shapes:
         q, k, v = (
-            _randn(*q_shape, generator=g),
-            _randn(*k_shape, generator=g),
-            _randn(*v_shape, generator=g),
+            randn64(*q_shape, generator=g),
+            randn64(*k_shape, generator=g),
+            randn64(*v_shape, generator=g),
         )
         cases.append(Case(description, (q, k, v), scaled_dot_product_attention(q, k, v)))
     hints = {
@@ -61,9 +57,9 @@ def check_attention_head(
         ("4-d tokens to 3-d queries and keys", (3, 4, 3, 3)),
         ("d_v different from d_k", (5, 6, 4, 2)),
     ]:
-        x = _randn(t, d_model, generator=g)
-        w_q, w_k = _randn(d_model, d_k, generator=g), _randn(d_model, d_k, generator=g)
-        w_v = _randn(d_model, d_v, generator=g)
+        x = randn64(t, d_model, generator=g)
+        w_q, w_k = randn64(d_model, d_k, generator=g), randn64(d_model, d_k, generator=g)
+        w_v = randn64(d_model, d_v, generator=g)
         expected = scaled_dot_product_attention(x @ w_q, x @ w_k, x @ w_v)
         cases.append(Case(description, (x, w_q, w_k, w_v), expected))
     hints = {
@@ -78,8 +74,8 @@ def check_cross_attention(
 ) -> CheckResult:
     """Check ``cross(y, x, w_q, w_k, w_v)``: queries from ``y``, keys and values from ``x``."""
     g = fixed_generator()
-    y, x = _randn(2, 4, generator=g), _randn(5, 4, generator=g)
-    w_q, w_k, w_v = (_randn(4, 3, generator=g) for _ in range(3))
+    y, x = randn64(2, 4, generator=g), randn64(5, 4, generator=g)
+    w_q, w_k, w_v = (randn64(4, 3, generator=g) for _ in range(3))
     expected = scaled_dot_product_attention(y @ w_q, x @ w_k, x @ w_v)
     cases = [Case("2 target tokens attend to 5 source tokens", (y, x, w_q, w_k, w_v), expected)]
     hints = {
@@ -95,7 +91,7 @@ def check_cross_attention(
 def check_split_heads(fn: Callable[[torch.Tensor, int], torch.Tensor]) -> CheckResult:
     """Check ``split(x, num_heads)``: ``(B, T, C)`` → ``(B, H, T, C/H)``."""
     g = fixed_generator()
-    x = _randn(2, 3, 8, generator=g)
+    x = randn64(2, 3, 8, generator=g)
     cases = [
         Case("B=2, T=3, C=8 into 2 heads", (x, 2), split_heads(x, 2)),
         Case("the same into 4 heads", (x, 4), split_heads(x, 4)),
@@ -111,7 +107,7 @@ def check_split_heads(fn: Callable[[torch.Tensor, int], torch.Tensor]) -> CheckR
 def check_merge_heads(fn: Callable[[torch.Tensor], torch.Tensor]) -> CheckResult:
     """Check ``merge(x)``: ``(B, H, T, D)`` → ``(B, T, H·D)``, the inverse of splitting."""
     g = fixed_generator()
-    x = _randn(2, 4, 3, 2, generator=g)
+    x = randn64(2, 4, 3, 2, generator=g)
     cases = [Case("B=2, H=4, T=3, D=2", (x,), merge_heads(x))]
     hints = {
         "default": "undo the split in reverse order: x.transpose(1, 2) gives (B, T, H, D), "
@@ -140,8 +136,8 @@ def check_multi_head_attention(
 ) -> CheckResult:
     """Check ``mha(x, w_q, w_k, w_v, w_o, num_heads) -> out``, without biases."""
     g = fixed_generator()
-    x = _randn(2, 5, 8, generator=g)
-    weights = [_randn(8, 8, generator=g) / math.sqrt(8) for _ in range(4)]
+    x = randn64(2, 5, 8, generator=g)
+    weights = [randn64(8, 8, generator=g) / math.sqrt(8) for _ in range(4)]
     cases = [
         Case(f"B=2, T=5, C=8, {h} heads", (x, *weights, h), _multi_head_reference(x, *weights, h))
         for h in (2, 4)
@@ -173,7 +169,7 @@ def check_sinusoidal_encoding(fn: Callable[[int, int], torch.Tensor]) -> CheckRe
 def check_rotary(fn: Callable[[torch.Tensor], torch.Tensor]) -> CheckResult:
     """Check ``rope(x)``: rotate pair (2i, 2i+1) of row p by angle p·10000^(-2i/D)."""
     g = fixed_generator()
-    x_small, x_batch = _randn(4, 2, generator=g), _randn(2, 5, 8, generator=g)
+    x_small, x_batch = randn64(4, 2, generator=g), randn64(2, 5, 8, generator=g)
     cases = [
         Case("4 positions, one pair", (x_small,), apply_rotary(x_small)),
         Case("a batch of 2, 5 positions, D=8", (x_batch,), apply_rotary(x_batch)),
@@ -217,7 +213,7 @@ def check_masked_attention(
 ) -> CheckResult:
     """Check ``attend(q, k, v, mask)``, including a query row that may attend to nothing."""
     g = fixed_generator()
-    q, k, v = _randn(4, 3, generator=g), _randn(4, 3, generator=g), _randn(4, 2, generator=g)
+    q, k, v = randn64(4, 3, generator=g), randn64(4, 3, generator=g), randn64(4, 2, generator=g)
     causal = causal_mask(4)
     empty_row = causal.clone()
     empty_row[2] = False

@@ -7,11 +7,7 @@ from collections.abc import Callable
 import torch
 import torch.nn.functional as F
 
-from attnlib.checks._framework import Case, CheckResult, fixed_generator, run_cases
-
-
-def _randn(*shape: int, generator: torch.Generator) -> torch.Tensor:
-    return torch.randn(*shape, generator=generator, dtype=torch.float64)
+from attnlib.checks._framework import Case, CheckResult, fixed_generator, randn64, run_cases
 
 
 def check_feed_forward(fn: Callable[..., torch.Tensor]) -> CheckResult:
@@ -22,9 +18,9 @@ def check_feed_forward(fn: Callable[..., torch.Tensor]) -> CheckResult:
         ("one sequence", (1, 3, 4, 8)),
         ("a batch", (2, 5, 6, 24)),
     ]:
-        x = _randn(batch, t, d, generator=g)
-        w1, b1 = _randn(d, d_ff, generator=g), _randn(d_ff, generator=g)
-        w2, b2 = _randn(d_ff, d, generator=g), _randn(d, generator=g)
+        x = randn64(batch, t, d, generator=g)
+        w1, b1 = randn64(d, d_ff, generator=g), randn64(d_ff, generator=g)
+        w2, b2 = randn64(d_ff, d, generator=g), randn64(d, generator=g)
         cases.append(Case(description, (x, w1, b1, w2, b2), F.relu(x @ w1 + b1) @ w2 + b2))
     hints = {
         "default": "hidden = torch.relu(x @ w1 + b1) has width d_ff; return hidden @ w2 + b2. "
@@ -39,7 +35,7 @@ def check_layer_norm(fn: Callable[[torch.Tensor], torch.Tensor]) -> CheckResult:
     cases = []
     for description, x in [
         ("[1, 2, 3, 4]", torch.tensor([[1.0, 2.0, 3.0, 4.0]], dtype=torch.float64)),
-        ("a batch of 2 × 3 positions", _randn(2, 3, 8, generator=g) * 5 + 2),
+        ("a batch of 2 × 3 positions", randn64(2, 3, 8, generator=g) * 5 + 2),
     ]:
         cases.append(Case(description, (x,), F.layer_norm(x, x.shape[-1:], eps=1e-5)))
     hints = {
@@ -58,8 +54,8 @@ def check_residual_block(
     LN here is LayerNorm without learned scale and shift (eps 1e-5).
     """
     g = fixed_generator()
-    x = _randn(2, 3, 6, generator=g)
-    weight = _randn(6, 6, generator=g) / 3
+    x = randn64(2, 3, 6, generator=g)
+    weight = randn64(6, 6, generator=g) / 3
 
     def sublayer(h: torch.Tensor) -> torch.Tensor:
         return torch.tanh(h @ weight)
