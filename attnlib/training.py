@@ -123,7 +123,7 @@ def fit(
         # stalls headless runners such as nbval waiting for the kernel's messages.
         from tqdm.std import tqdm
 
-        bar = tqdm(total=steps, desc="training", mininterval=1.0)
+        bar = tqdm(total=steps, desc="training", mininterval=5.0)  # few lines in a notebook
     start = time.perf_counter()
     model.train()
     try:
@@ -140,7 +140,7 @@ def fit(
             history.losses.append(loss.item())
             if bar is not None:
                 bar.update(1)
-                bar.set_postfix(loss=f"{history.losses[-1]:.3f}")
+                bar.set_postfix(loss=f"{history.losses[-1]:.3f}", refresh=False)
     finally:
         if bar is not None:
             bar.close()
