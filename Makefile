@@ -5,6 +5,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.attnlib-installed
+REFERENCE_STAMP := $(VENV)/.attnlib-reference-installed
 NOTEBOOKS := $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
 
 # Reproducible notebook outputs: one BLAS thread, fixed hash seed (see NOTEBOOK-FACTS).
@@ -12,16 +13,25 @@ export OMP_NUM_THREADS := 1
 export MKL_NUM_THREADS := 1
 export PYTHONHASHSEED := 0
 
-.PHONY: setup lab test lint unit nbval notebooks figures format clean
+.PHONY: setup reference lab test lint unit nbval notebooks figures format clean
 
 setup: $(STAMP)
 
-$(STAMP): requirements.txt pyproject.toml
+$(STAMP): requirements.txt requirements-nodeps.txt pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "attnlib needs Python >= 3.10, found " + sys.version.split()[0])'
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet -r requirements.txt
+	$(BIN)/python -m pip install --quiet --no-deps -r requirements-nodeps.txt
 	$(BIN)/python -m pip install --quiet --no-deps -e .
 	@touch $(STAMP)
+
+# The reference libraries (sentence-transformers, transformers) that the MiniLM tests
+# compare attnlib against: only the tests need them, so `make lab` does not install them.
+reference: $(REFERENCE_STAMP)
+
+$(REFERENCE_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[reference]'
+	@touch $(REFERENCE_STAMP)
 
 # JupyterLab refuses to start as root unless told; only then is --allow-root added.
 LAB_FLAGS ?= $(if $(filter 0,$(shell id -u 2>/dev/null)),--allow-root)
@@ -29,7 +39,7 @@ LAB_FLAGS ?= $(if $(filter 0,$(shell id -u 2>/dev/null)),--allow-root)
 lab: setup
 	$(BIN)/jupyter lab --ServerApp.root_dir=notebooks $(LAB_FLAGS)
 
-test: setup
+test: setup reference
 	@start=$$(date +%s); \
 	$(MAKE) --no-print-directory lint unit nbval && \
 	echo "make test: all checks passed in $$(( $$(date +%s) - start )) s"
@@ -39,8 +49,10 @@ lint: setup
 	$(BIN)/ruff format --check .
 	$(BIN)/nbstripout --verify --keep-output --keep-count $(NOTEBOOKS)
 
-unit: setup
-	$(BIN)/python -m pytest tests
+# ATTNLIB_REQUIRE_REFERENCE turns "reference libraries not installed" from a skip into
+# a failure, so the comparison with sentence-transformers cannot silently stop running.
+unit: setup reference
+	ATTNLIB_REQUIRE_REFERENCE=1 HF_HUB_OFFLINE=1 $(BIN)/python -m pytest tests
 
 nbval: setup
 	@test -n "$(NOTEBOOKS)" || { echo "no notebooks found in notebooks/"; exit 1; }

@@ -6,6 +6,7 @@ it from here and check that the two agree.
 
 from attnlib import dates
 from attnlib.attention import scaled_dot_product_attention
+from attnlib.bert import BertConfig, BertEmbeddings, BertModel, BertOutput
 from attnlib.char_lm import CharVocabulary, load_course_text, random_windows, train_char_gpt
 from attnlib.checkpoints import CheckpointError, load_checkpoint, save_checkpoint
 from attnlib.checks import (
@@ -20,15 +21,18 @@ from attnlib.checks import (
     check_label_smoothed_loss,
     check_layer_norm,
     check_masked_attention,
+    check_mean_pool,
     check_merge_heads,
     check_multi_head_attention,
     check_naive_self_attention,
     check_padding_mask,
+    check_previous_token_share,
     check_residual_block,
     check_rotary,
     check_scaled_dot_product_attention,
     check_scaled_self_attention,
     check_score_table,
+    check_semantic_search,
     check_sinusoidal_encoding,
     check_softmax,
     check_softmax_jacobian,
@@ -42,14 +46,17 @@ from attnlib.decoding import beam_search, greedy_decode
 from attnlib.encoder import Encoder, EncoderLayer
 from attnlib.explorers import (
     MASK_KINDS,
+    HeadView,
     dot_product_at_angle,
     encoding_at,
+    head_view,
     masked_weights,
     naive_weights_at_scale,
     sampling_distribution,
     scores_at_width,
     show_dot_product_at_angle,
     show_encoding_at,
+    show_head_view,
     show_masked_weights,
     show_naive_weights_at_scale,
     show_sampling_distribution,
@@ -59,12 +66,20 @@ from attnlib.explorers import (
 )
 from attnlib.feed_forward import FeedForward
 from attnlib.gpt import GPT, GPTConfig, next_token_probs
+from attnlib.inspection import (
+    HeadSummary,
+    contextual_vectors,
+    layerwise_cosine,
+    previous_token_share,
+    summarize_heads,
+)
 from attnlib.kv_cache import KVCache
 from attnlib.masks import (
     causal_mask,
     from_torch_mha_mask,
     padding_mask,
     padding_mask_from_ids,
+    padding_mask_from_token_mask,
     to_torch_key_padding_mask,
     to_torch_mha_mask,
 )
@@ -78,6 +93,23 @@ from attnlib.positional import (
     sinusoidal_encoding,
 )
 from attnlib.residual import Residual
+from attnlib.safetensors_file import (
+    ChecksumMismatchError,
+    SafetensorsError,
+    file_sha256,
+    read_safetensors,
+    verify_sha256,
+)
+from attnlib.sentence_encoder import (
+    MiniLMReference,
+    SentenceEncoder,
+    SentenceEncoderOutput,
+    load_minilm,
+    load_minilm_reference,
+    mean_pool,
+    minilm_files,
+    semantic_search,
+)
 from attnlib.similarity import cosine_similarity, dot, projection
 from attnlib.single_head import Attention, SelfAttention
 from attnlib.softmax import naive_softmax, softmax, softmax_jacobian
@@ -89,8 +121,15 @@ from attnlib.training import (
     warmup_scheduler,
 )
 from attnlib.transformer import AttentionMaps, Transformer, TransformerConfig
-from attnlib.viz import plot_attention, plot_distribution, plot_heatmap, plot_vectors_2d
+from attnlib.viz import (
+    plot_attention,
+    plot_attention_lines,
+    plot_distribution,
+    plot_heatmap,
+    plot_vectors_2d,
+)
 from attnlib.word_vectors import WordVectors, analogy, load_glove, nearest_words
+from attnlib.wordpiece import WordPieceTokenizer, pre_tokenize
 
 __version__ = "0.1.0"
 
@@ -99,25 +138,37 @@ __all__ = [
     "MASK_KINDS",
     "Attention",
     "AttentionMaps",
+    "BertConfig",
+    "BertEmbeddings",
+    "BertModel",
+    "BertOutput",
     "CharVocabulary",
     "CheckResult",
     "CheckpointError",
+    "ChecksumMismatchError",
     "Decoder",
     "DecoderLayer",
     "Encoder",
     "EncoderLayer",
     "FeedForward",
     "GPTConfig",
+    "HeadSummary",
+    "HeadView",
     "KVCache",
     "LearnedPositionalEmbedding",
+    "MiniLMReference",
     "MultiHeadAttention",
     "Residual",
     "RotaryEmbedding",
+    "SafetensorsError",
     "SelfAttention",
+    "SentenceEncoder",
+    "SentenceEncoderOutput",
     "SinusoidalPositionalEncoding",
     "TrainingHistory",
     "Transformer",
     "TransformerConfig",
+    "WordPieceTokenizer",
     "WordVectors",
     "analogy",
     "apply_rotary",
@@ -133,15 +184,18 @@ __all__ = [
     "check_label_smoothed_loss",
     "check_layer_norm",
     "check_masked_attention",
+    "check_mean_pool",
     "check_merge_heads",
     "check_multi_head_attention",
     "check_naive_self_attention",
     "check_padding_mask",
+    "check_previous_token_share",
     "check_residual_block",
     "check_rotary",
     "check_scaled_dot_product_attention",
     "check_scaled_self_attention",
     "check_score_table",
+    "check_semantic_search",
     "check_sinusoidal_encoding",
     "check_softmax",
     "check_softmax_jacobian",
@@ -149,20 +203,28 @@ __all__ = [
     "check_temperature_probs",
     "check_top_k_logits",
     "check_warmup_schedule",
+    "contextual_vectors",
     "cosine_similarity",
     "dates",
     "dot",
     "dot_product_at_angle",
     "encoding_at",
+    "file_sha256",
     "fit",
     "from_torch_mha_mask",
     "greedy_decode",
+    "head_view",
     "label_smoothed_cross_entropy",
+    "layerwise_cosine",
     "load_checkpoint",
     "load_course_text",
     "load_glove",
+    "load_minilm",
+    "load_minilm_reference",
     "masked_weights",
+    "mean_pool",
     "merge_heads",
+    "minilm_files",
     "naive_self_attention",
     "naive_softmax",
     "naive_weights_at_scale",
@@ -170,18 +232,25 @@ __all__ = [
     "next_token_probs",
     "padding_mask",
     "padding_mask_from_ids",
+    "padding_mask_from_token_mask",
     "plot_attention",
+    "plot_attention_lines",
     "plot_distribution",
     "plot_heatmap",
     "plot_vectors_2d",
+    "pre_tokenize",
+    "previous_token_share",
     "projection",
     "random_windows",
+    "read_safetensors",
     "sampling_distribution",
     "save_checkpoint",
     "scaled_dot_product_attention",
     "scores_at_width",
+    "semantic_search",
     "show_dot_product_at_angle",
     "show_encoding_at",
+    "show_head_view",
     "show_masked_weights",
     "show_naive_weights_at_scale",
     "show_sampling_distribution",
@@ -192,9 +261,11 @@ __all__ = [
     "softmax_at_scale",
     "softmax_jacobian",
     "split_heads",
+    "summarize_heads",
     "to_torch_key_padding_mask",
     "to_torch_mha_mask",
     "train_char_gpt",
+    "verify_sha256",
     "warmup_inverse_sqrt",
     "warmup_scheduler",
 ]

@@ -32,12 +32,13 @@ class EncoderLayer(nn.Module):
         dropout: float = 0.0,
         norm_first: bool = True,
         activation: str = "relu",
+        norm_eps: float = 1e-5,
     ) -> None:
         super().__init__()
         self.self_attention = MultiHeadAttention(d_model, num_heads, dropout=dropout)
         self.feed_forward = FeedForward(d_model, d_ff, dropout=dropout, activation=activation)
-        self.attention_block = Residual(d_model, dropout, norm_first)
-        self.feed_forward_block = Residual(d_model, dropout, norm_first)
+        self.attention_block = Residual(d_model, dropout, norm_first, norm_eps)
+        self.feed_forward_block = Residual(d_model, dropout, norm_first, norm_eps)
 
     def forward(
         self, x: torch.Tensor, mask: torch.Tensor | None = None
@@ -74,13 +75,14 @@ class Encoder(nn.Module):
         dropout: float = 0.0,
         norm_first: bool = True,
         activation: str = "relu",
+        norm_eps: float = 1e-5,
     ) -> None:
         super().__init__()
         self.layers = nn.ModuleList(
-            EncoderLayer(d_model, num_heads, d_ff, dropout, norm_first, activation)
+            EncoderLayer(d_model, num_heads, d_ff, dropout, norm_first, activation, norm_eps)
             for _ in range(num_layers)
         )
-        self.final_norm = nn.LayerNorm(d_model) if norm_first else nn.Identity()
+        self.final_norm = nn.LayerNorm(d_model, eps=norm_eps) if norm_first else nn.Identity()
 
     def forward(
         self, x: torch.Tensor, mask: torch.Tensor | None = None

@@ -84,6 +84,21 @@ def padding_mask_from_ids(token_ids: torch.Tensor, pad_id: int) -> torch.Tensor:
     return (token_ids != pad_id)[:, None, None, :]  # (B, 1, 1, T)
 
 
+def padding_mask_from_token_mask(token_mask: torch.Tensor) -> torch.Tensor:
+    """Padding mask from a per-token flag, as tokenizers return it (``attention_mask``).
+
+    Polarity: ``True`` = real token, in the input and the output alike (Hugging Face's
+    ``attention_mask`` uses 1 = real token too, so no inversion is needed).
+
+    Shapes:
+        token_mask: ``(B, T)`` bool; returns ``(B, 1, 1, T)`` bool.
+    """
+    _require_bool_mask(token_mask, "token_mask")
+    if token_mask.dim() != 2:
+        raise ValueError(f"token_mask must have shape (B, T), got {tuple(token_mask.shape)}")
+    return token_mask[:, None, None, :]  # (B, 1, 1, T)
+
+
 def to_torch_mha_mask(mask: torch.Tensor, num_heads: int | None = None) -> torch.Tensor:
     """Convert an attnlib mask (``True`` = may attend) to ``nn.MultiheadAttention``'s ``attn_mask``.
 

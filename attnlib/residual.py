@@ -21,13 +21,17 @@ class Residual(nn.Module):
     deep stacks trainable. Pre-norm keeps that path free of any normalisation and
     trains more easily without warm-up; post-norm normalises the sum.
 
+    ``norm_eps`` is LayerNorm's ε (PyTorch's default 1e-5; BERT uses 1e-12).
+
     Shapes:
         x: ``(..., d_model)``; ``f`` maps ``(..., d_model)`` to ``(..., d_model)``.
     """
 
-    def __init__(self, d_model: int, dropout: float = 0.0, norm_first: bool = True) -> None:
+    def __init__(
+        self, d_model: int, dropout: float = 0.0, norm_first: bool = True, norm_eps: float = 1e-5
+    ) -> None:
         super().__init__()
-        self.norm = nn.LayerNorm(d_model)
+        self.norm = nn.LayerNorm(d_model, eps=norm_eps)
         self.dropout = nn.Dropout(dropout)
         self.norm_first = norm_first
 

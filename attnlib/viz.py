@@ -188,3 +188,54 @@ def plot_vectors_2d(
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     return ax
+
+
+def plot_attention_lines(
+    weights: torch.Tensor | np.ndarray,
+    tokens: Sequence[str],
+    *,
+    title: str,
+    ax: Axes | None = None,
+    min_weight: float = 0.02,
+    color: str = "tab:blue",
+) -> Axes:
+    """Attention as lines from each query token (left) to the key tokens (right).
+
+    A line's opacity and width grow with its weight; weights below ``min_weight`` are
+    not drawn. A previous-token head shows as parallel lines sloping up one row; a
+    "sink" as a fan converging on one key.
+
+    Shapes:
+        weights: ``(T, T)`` (rows are queries); ``tokens`` has ``T`` entries.
+    """
+    values = _as_numpy(weights, "weights")
+    if values.ndim != 2 or values.shape[0] != values.shape[1]:
+        raise ValueError(f"weights must have shape (T, T), got shape {values.shape}")
+    length = values.shape[0]
+    if len(tokens) != length:
+        raise ValueError(f"tokens has {len(tokens)} entries, weights is {length} × {length}")
+    ax = _new_axes(ax, (4.5, 0.8 + 0.32 * length))
+    for query in range(length):
+        for key in range(length):
+            weight = float(values[query, key])
+            if weight >= min_weight:
+                ax.plot(
+                    [0.0, 1.0],
+                    [query, key],
+                    color=color,
+                    alpha=min(1.0, 0.15 + 0.85 * weight),
+                    linewidth=0.5 + 3.5 * weight,
+                )
+    for row, token in enumerate(tokens):
+        ax.text(-0.04, row, token, ha="right", va="center", fontsize=9)
+        ax.text(1.04, row, token, ha="left", va="center", fontsize=9)
+    ax.set_xlim(-0.6, 1.6)
+    ax.set_ylim(length - 0.5, -0.5)  # first token at the top, as in the heatmap
+    ax.set_xticks([0.0, 1.0], labels=["query", "key"])
+    ax.set_yticks([])
+    for side in ("left", "right", "top"):
+        ax.spines[side].set_visible(False)
+    ax.set_title(title)
+    ax.set_xlabel("line width and opacity: weight")
+    ax.set_ylabel("token position")
+    return ax

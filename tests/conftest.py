@@ -1,4 +1,4 @@
-"""Shared test set-up: a headless matplotlib backend and no figure left open."""
+"""Shared test set-up: a headless matplotlib backend, no figure left open, the MiniLM model."""
 
 from __future__ import annotations
 
@@ -12,6 +12,8 @@ import matplotlib.pyplot as plt
 import pytest
 import torch
 from hypothesis import settings
+
+import attnlib
 
 # Property tests draw the same examples on every run (reproducible CI), keep no example
 # database in the work tree, and have no per-example deadline (timing varies on CI).
@@ -28,3 +30,9 @@ def _close_figures() -> Iterator[None]:
 @pytest.fixture
 def generator() -> torch.Generator:
     return torch.Generator().manual_seed(0)
+
+
+@pytest.fixture(scope="session")
+def minilm() -> attnlib.SentenceEncoder:
+    """all-MiniLM-L6-v2 in attnlib's layers, loaded once (its files are a `make setup` install)."""
+    return attnlib.load_minilm()

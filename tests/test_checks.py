@@ -221,6 +221,24 @@ CHECKERS: list[tuple[Callable[..., CheckResult], Callable, Callable, str]] = [
         "k-th largest",
     ),
     (
+        attnlib.check_mean_pool,
+        lambda h, m: (h * m[..., None]).sum(1) / m.sum(1, keepdim=True),
+        lambda h, m: (h * m[..., None]).mean(1),
+        "number of real tokens",
+    ),
+    (
+        attnlib.check_previous_token_share,
+        lambda w: w.diagonal(offset=-1, dim1=-2, dim2=-1).mean(-1),
+        lambda w: w.diagonal(offset=-1, dim1=-2, dim2=-1).sum(-1) / w.shape[-1],
+        "T-1",
+    ),
+    (
+        attnlib.check_semantic_search,
+        lambda q, c, k: (c / c.norm(dim=1, keepdim=True) @ q).topk(k).indices,
+        lambda q, c, k: (c @ q).topk(k).indices,
+        "normalise the rows",
+    ),
+    (
         attnlib.check_masked_attention,
         _masked,
         lambda q, k, v, mask: _masked(q, k, v, mask, fill=-torch.inf),

@@ -19,6 +19,9 @@ CONTRACT = {
     "causal_mask": ["t_q", "t_k"],
     "padding_mask": ["lengths", "max_len"],
     "sinusoidal_encoding": ["max_len", "d_model", "base"],
+    "load_minilm": ["verify_checksums"],
+    "mean_pool": ["hidden", "token_mask"],
+    "semantic_search": ["queries", "corpus", "k"],
 }
 SHAPED = [
     "softmax",
@@ -44,6 +47,20 @@ SHAPED = [
     "plot_attention",
     "plot_heatmap",
     "plot_distribution",
+    "plot_attention_lines",
+    "padding_mask_from_token_mask",
+    "mean_pool",
+    "semantic_search",
+    "previous_token_share",
+    "contextual_vectors",
+    "layerwise_cosine",
+    "BertEmbeddings",
+    "BertModel",
+    "BertOutput",
+    "SentenceEncoderOutput",
+    "HeadSummary",
+    "HeadView",
+    "MiniLMReference",
 ]
 
 
@@ -69,6 +86,9 @@ def test_module_contracts() -> None:
     forward = inspect.signature(attnlib.MultiHeadAttention.forward).parameters
     assert list(forward)[1:5] == ["query", "key", "value", "mask"]
     assert callable(attnlib.MultiHeadAttention.from_torch)
+    encode = inspect.signature(attnlib.SentenceEncoder.encode).parameters
+    assert list(encode)[1:] == ["texts", "batch_size"]
+    assert list(inspect.signature(attnlib.SentenceEncoder.tokenize).parameters)[1:] == ["texts"]
 
 
 @pytest.mark.parametrize("name", attnlib.__all__)

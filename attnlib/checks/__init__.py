@@ -40,6 +40,11 @@ from attnlib.checks.full_models import (
     check_top_k_logits,
     check_warmup_schedule,
 )
+from attnlib.checks.pretrained import (
+    check_mean_pool,
+    check_previous_token_share,
+    check_semantic_search,
+)
 from attnlib.checks.transformer_block import (
     check_feed_forward,
     check_layer_norm,
@@ -58,15 +63,18 @@ __all__ = [
     "check_label_smoothed_loss",
     "check_layer_norm",
     "check_masked_attention",
+    "check_mean_pool",
     "check_merge_heads",
     "check_multi_head_attention",
     "check_naive_self_attention",
     "check_padding_mask",
+    "check_previous_token_share",
     "check_residual_block",
     "check_rotary",
     "check_scaled_dot_product_attention",
     "check_scaled_self_attention",
     "check_score_table",
+    "check_semantic_search",
     "check_sinusoidal_encoding",
     "check_softmax",
     "check_softmax_jacobian",
