@@ -5,7 +5,7 @@ it from here and check that the two agree.
 """
 
 from attnlib import dates
-from attnlib.attention import scaled_dot_product_attention
+from attnlib.attention import fused_attention, scaled_dot_product_attention
 from attnlib.bert import BertConfig, BertEmbeddings, BertModel, BertOutput
 from attnlib.char_lm import CharVocabulary, load_course_text, random_windows, train_char_gpt
 from attnlib.checkpoints import CheckpointError, load_checkpoint, save_checkpoint
@@ -212,6 +212,7 @@ __all__ = [
     "file_sha256",
     "fit",
     "from_torch_mha_mask",
+    "fused_attention",
     "greedy_decode",
     "head_view",
     "label_smoothed_cross_entropy",

@@ -31,6 +31,37 @@ def _require_mask(mask: object, scores_shape: torch.Size) -> torch.Tensor:
     return mask
 
 
+def _require_attention_inputs(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, dropout_p: float, scale: float | None
+) -> float:
+    """Check q, k, v and dropout_p the same way for every attention function; the scale."""
+    for name, tensor in (("q", q), ("k", k), ("v", v)):
+        require_float_tensor(name, tensor)
+    require_min_ndim("q", q, 2, "(..., T_q, d_k)")
+    require_min_ndim("k", k, 2, "(..., T_k, d_k)")
+    require_min_ndim("v", v, 2, "(..., T_k, d_v)")
+    if q.shape[-1] != k.shape[-1]:
+        raise ValueError(
+            f"q and k must have the same last dim d_k, got q shape {tuple(q.shape)} "
+            f"and k shape {tuple(k.shape)}"
+        )
+    if k.shape[-2] != v.shape[-2]:
+        raise ValueError(
+            f"k and v must have the same length T_k (dim -2), got k shape {tuple(k.shape)} "
+            f"and v shape {tuple(v.shape)}"
+        )
+    if not q.dtype == k.dtype == v.dtype:
+        raise TypeError(f"q, k and v must share a dtype, got {q.dtype}, {k.dtype}, {v.dtype}")
+    if not 0.0 <= dropout_p < 1.0:
+        raise ValueError(f"dropout_p must be in [0, 1), got {dropout_p}")
+    return 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
+
+
+def _scores_shape(q: torch.Tensor, k: torch.Tensor) -> torch.Size:
+    batch = torch.broadcast_shapes(q.shape[:-2], k.shape[:-2])
+    return torch.Size((*batch, q.shape[-2], k.shape[-2]))
+
+
 def scaled_dot_product_attention(
     q: torch.Tensor,
     k: torch.Tensor,
@@ -70,28 +101,7 @@ def scaled_dot_product_attention(
         q: ``(..., T_q, d_k)``, k: ``(..., T_k, d_k)``, v: ``(..., T_k, d_v)``;
         out: ``(..., T_q, d_v)``, weights: ``(..., T_q, T_k)``. Leading dims broadcast.
     """
-    for name, tensor in (("q", q), ("k", k), ("v", v)):
-        require_float_tensor(name, tensor)
-    require_min_ndim("q", q, 2, "(..., T_q, d_k)")
-    require_min_ndim("k", k, 2, "(..., T_k, d_k)")
-    require_min_ndim("v", v, 2, "(..., T_k, d_v)")
-    if q.shape[-1] != k.shape[-1]:
-        raise ValueError(
-            f"q and k must have the same last dim d_k, got q shape {tuple(q.shape)} "
-            f"and k shape {tuple(k.shape)}"
-        )
-    if k.shape[-2] != v.shape[-2]:
-        raise ValueError(
-            f"k and v must have the same length T_k (dim -2), got k shape {tuple(k.shape)} "
-            f"and v shape {tuple(v.shape)}"
-        )
-    if not q.dtype == k.dtype == v.dtype:
-        raise TypeError(f"q, k and v must share a dtype, got {q.dtype}, {k.dtype}, {v.dtype}")
-    if not 0.0 <= dropout_p < 1.0:
-        raise ValueError(f"dropout_p must be in [0, 1), got {dropout_p}")
-    if scale is None:
-        scale = 1.0 / math.sqrt(q.shape[-1])
-
+    scale = _require_attention_inputs(q, k, v, dropout_p, scale)
     scores = (q @ k.transpose(-2, -1)) * scale  # (..., T_q, T_k)
     if mask is not None:
         mask = _require_mask(mask, scores.shape)
@@ -106,3 +116,41 @@ def scaled_dot_product_attention(
         weights = F.dropout(weights, p=dropout_p, training=True)
     out = weights @ v  # (..., T_q, d_v)
     return out, weights
+
+
+def fused_attention(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    mask: torch.Tensor | None = None,
+    dropout_p: float = 0.0,
+    scale: float | None = None,
+) -> torch.Tensor:
+    r"""The same attention as :func:`scaled_dot_product_attention`, by PyTorch's fused kernel.
+
+    .. math::
+
+        \operatorname{Attention}(Q, K, V) = \operatorname{softmax}\!\left(
+            \frac{QK^\top}{\sqrt{d_k}} + \text{mask}\right) V
+
+    ``torch.nn.functional.scaled_dot_product_attention`` computes the scores, the
+    softmax and the weighted sum in one kernel that never hands the weights back,
+    which is why it is faster and why this function returns only the output. Use it
+    when the weights are not needed (inference, training). The conventions are
+    attnlib's: mask polarity **True = may attend** (PyTorch's own for this function),
+    and a query row that may attend to no key gets output 0, not NaN.
+
+    Shapes:
+        q: ``(..., T_q, d_k)``, k: ``(..., T_k, d_k)``, v: ``(..., T_k, d_v)``;
+        mask broadcastable to ``(..., T_q, T_k)``; returns ``(..., T_q, d_v)``.
+    """
+    scale = _require_attention_inputs(q, k, v, dropout_p, scale)
+    if mask is not None:
+        mask = _require_mask(mask, _scores_shape(q, k))
+    out = F.scaled_dot_product_attention(
+        q, k, v, attn_mask=mask, dropout_p=dropout_p, scale=scale
+    )  # (..., T_q, d_v)
+    if mask is not None:
+        nothing_to_attend = ~mask.any(dim=-1, keepdim=True)  # (..., T_q, 1)
+        out = out.masked_fill(nothing_to_attend, 0.0)  # the kernel leaves NaN there
+    return out

@@ -118,12 +118,13 @@ class BertOutput:
         hidden_states: ``(L + 1, B, T, C)``, index 0 the embeddings and ``l`` the output
         of layer ``l``;
         attentions: ``(L, B, H, T, T)``, the weights of layer ``l + 1`` at index ``l``
-        (rows are queries, columns keys; zero on padding keys).
+        (rows are queries, columns keys; zero on padding keys); ``None`` when the
+        forward pass was asked for no weights.
     """
 
     last_hidden_state: torch.Tensor
     hidden_states: torch.Tensor
-    attentions: torch.Tensor
+    attentions: torch.Tensor | None
 
 
 class BertModel(nn.Module):
@@ -131,7 +132,9 @@ class BertModel(nn.Module):
 
     Shapes:
         input_ids: ``(B, T)`` long; attention_mask: ``(B, T)`` bool, ``True`` = a real token
-        (padding keys get no attention); returns a :class:`BertOutput`.
+        (padding keys get no attention); returns a :class:`BertOutput`. With
+        ``need_weights=False`` attention runs in PyTorch's fused kernel and
+        ``attentions`` is ``None``.
     """
 
     def __init__(self, config: BertConfig) -> None:
@@ -154,6 +157,7 @@ class BertModel(nn.Module):
         input_ids: torch.Tensor,
         attention_mask: torch.Tensor | None = None,
         token_type_ids: torch.Tensor | None = None,
+        need_weights: bool = True,
     ) -> BertOutput:
         """Embed, then run every encoder layer, keeping each layer's output and weights."""
         if not isinstance(input_ids, torch.Tensor) or input_ids.dtype != torch.long:
@@ -177,13 +181,13 @@ class BertModel(nn.Module):
         x = self.embeddings(input_ids, token_type_ids)  # (B, T, C)
         hidden_states, attentions = [x], []
         for layer in self.encoder.layers:
-            x, weights = layer(x, keys_mask)  # (B, T, C), (B, H, T, T)
+            x, weights = layer(x, keys_mask, need_weights)  # (B, T, C), (B, H, T, T)
             hidden_states.append(x)
             attentions.append(weights)
         return BertOutput(
             last_hidden_state=x,
             hidden_states=torch.stack(hidden_states),  # (L + 1, B, T, C)
-            attentions=torch.stack(attentions),  # (L, B, H, T, T)
+            attentions=torch.stack(attentions) if need_weights else None,  # (L, B, H, T, T)
         )
 
     def parameter_names_in_huggingface(self) -> dict[str, str]:

@@ -21,7 +21,8 @@ class EncoderLayer(nn.Module):
     Shapes:
         x: ``(B, S, d_model)``; mask: bool, ``True`` = may attend, broadcastable to
         ``(B, H, S, S)`` (usually the source padding mask ``(B, 1, 1, S)``);
-        returns ``y (B, S, d_model)`` and the attention weights ``(B, H, S, S)``.
+        returns ``y (B, S, d_model)`` and the attention weights ``(B, H, S, S)``
+        (``None`` with ``need_weights=False``, which lets attention use a fused kernel).
     """
 
     def __init__(
@@ -41,14 +42,14 @@ class EncoderLayer(nn.Module):
         self.feed_forward_block = Residual(d_model, dropout, norm_first, norm_eps)
 
     def forward(
-        self, x: torch.Tensor, mask: torch.Tensor | None = None
-    ) -> tuple[torch.Tensor, torch.Tensor]:
+        self, x: torch.Tensor, mask: torch.Tensor | None = None, need_weights: bool = True
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Self-attention over the source, then the FFN."""
         self.self_attention._require_input("x", x)  # before LayerNorm can fail on it
-        weights: list[torch.Tensor] = []
+        weights: list[torch.Tensor | None] = []
 
         def attend(h: torch.Tensor) -> torch.Tensor:
-            out, w = self.self_attention(h, mask=mask)
+            out, w = self.self_attention(h, mask=mask, need_weights=need_weights)
             weights.append(w)
             return out
 

@@ -6,8 +6,11 @@ import torch
 from torch import nn
 
 from attnlib._validate import require_float_tensor
-from attnlib.attention import scaled_dot_product_attention
+from attnlib.attention import fused_attention, scaled_dot_product_attention
 from attnlib.kv_cache import KVCache
+
+# How heads attend when the weights are not asked for (with weights, always "math").
+ATTENTION_BACKENDS: tuple[str, ...] = ("fused", "math")
 
 
 def split_heads(x: torch.Tensor, num_heads: int) -> torch.Tensor:
@@ -49,14 +52,28 @@ class MultiHeadAttention(nn.Module):
         num_heads: H; must divide ``d_model``.
         dropout: dropout on the attention weights, in training mode only.
         bias: whether the four projections have biases.
+        backend: how the heads attend when ``forward(..., need_weights=False)``:
+            ``"fused"`` (default) calls PyTorch's fused kernel through
+            :func:`attnlib.attention.fused_attention`, ``"math"`` attnlib's own
+            :func:`scaled_dot_product_attention`. Both give the same output (to float
+            rounding); only ``"math"`` can return the weights, so a call that asks for
+            them (the default) always uses it, as ``torch.nn.MultiheadAttention`` does.
 
     Shapes:
         query: ``(B, T_q, C)``; key, value: ``(B, T_k, C)`` (default: ``query``);
         mask: bool, ``True`` = may attend, broadcastable to ``(B, H, T_q, T_k)``;
-        returns ``out (B, T_q, C)`` and ``weights (B, H, T_q, T_k)``.
+        returns ``out (B, T_q, C)`` and ``weights (B, H, T_q, T_k)``, or ``None`` for the
+        weights when ``need_weights=False``.
     """
 
-    def __init__(self, d_model: int, num_heads: int, dropout: float = 0.0, bias: bool = True):
+    def __init__(
+        self,
+        d_model: int,
+        num_heads: int,
+        dropout: float = 0.0,
+        bias: bool = True,
+        backend: str = "fused",
+    ):
         super().__init__()
         if num_heads < 1 or d_model % num_heads != 0:
             raise ValueError(
@@ -65,6 +82,9 @@ class MultiHeadAttention(nn.Module):
             )
         if not 0.0 <= dropout < 1.0:
             raise ValueError(f"dropout must be in [0, 1), got {dropout}")
+        if backend not in ATTENTION_BACKENDS:
+            raise ValueError(f"backend must be one of {ATTENTION_BACKENDS}, got {backend!r}")
+        self.backend = backend
         self.d_model = d_model
         self.num_heads = num_heads
         self.head_size = d_model // num_heads
@@ -88,7 +108,8 @@ class MultiHeadAttention(nn.Module):
         value: torch.Tensor | None = None,
         mask: torch.Tensor | None = None,
         cache: KVCache | None = None,
-    ) -> tuple[torch.Tensor, torch.Tensor]:
+        need_weights: bool = True,
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Attend from ``query`` to ``key``/``value`` (self-attention when they are omitted).
 
         With a ``cache``, the keys and values projected here are appended to it and the
@@ -110,7 +131,13 @@ class MultiHeadAttention(nn.Module):
         if cache is not None:
             k, v = cache.append(k, v)  # (B, H, T_cached + T_k, D)
         dropout_p = self.dropout if self.training else 0.0
-        heads, weights = scaled_dot_product_attention(q, k, v, mask=mask, dropout_p=dropout_p)
+        weights = None
+        if need_weights:
+            heads, weights = scaled_dot_product_attention(q, k, v, mask=mask, dropout_p=dropout_p)
+        elif self.backend == "fused":
+            heads = fused_attention(q, k, v, mask=mask, dropout_p=dropout_p)  # (B, H, T_q, D)
+        else:
+            heads, _ = scaled_dot_product_attention(q, k, v, mask=mask, dropout_p=dropout_p)
         out = self.w_o(merge_heads(heads))  # (B, T_q, C)
         return out, weights
 

@@ -75,12 +75,13 @@ class SentenceEncoderOutput:
     Shapes:
         embeddings: ``(B, C)``, unit length;
         hidden_states: ``(L + 1, B, T, C)``, index 0 the embedding layer, ``l`` layer ``l``;
-        attentions: ``(L, B, H, T, T)``, index ``l`` the weights of layer ``l + 1``.
+        attentions: ``(L, B, H, T, T)``, index ``l`` the weights of layer ``l + 1``
+        (``None`` when not asked for).
     """
 
     embeddings: torch.Tensor
     hidden_states: torch.Tensor
-    attentions: torch.Tensor
+    attentions: torch.Tensor | None
 
 
 class SentenceEncoder(nn.Module):
@@ -118,10 +119,14 @@ class SentenceEncoder(nn.Module):
         return self.tokenizer.decode_ids(self.tokenizer.encode(text))
 
     def forward(
-        self, input_ids: torch.Tensor, attention_mask: torch.Tensor
+        self, input_ids: torch.Tensor, attention_mask: torch.Tensor, need_weights: bool = True
     ) -> SentenceEncoderOutput:
-        """Run the encoder and pool; every layer's hidden states and weights come back too."""
-        out = self.bert(input_ids, attention_mask)
+        """Run the encoder and pool; every layer's hidden states and weights come back too.
+
+        ``need_weights=False`` skips the weights, so that attention can run in PyTorch's
+        fused kernel (what :meth:`encode` does).
+        """
+        out = self.bert(input_ids, attention_mask, need_weights=need_weights)
         pooled = mean_pool(out.last_hidden_state, attention_mask)  # (B, C)
         embeddings = nn.functional.normalize(pooled, p=2.0, dim=-1)  # (B, C)
         return SentenceEncoderOutput(embeddings, out.hidden_states, out.attentions)
@@ -151,7 +156,7 @@ class SentenceEncoder(nn.Module):
             for start in range(0, len(order), batch_size):
                 rows = order[start : start + batch_size]
                 input_ids, attention_mask = self.tokenize([texts[i] for i in rows])
-                result[rows] = self(input_ids, attention_mask).embeddings
+                result[rows] = self(input_ids, attention_mask, need_weights=False).embeddings
         finally:
             self.train(was_training)
         return result

@@ -91,7 +91,9 @@ def pre_tokenize(text: str, lowercase: bool = True) -> list[str]:
     words = []
     for word in "".join(cleaned).split():
         if lowercase:
-            word = _strip_accents(word.lower())
+            # Character by character, as the reference tokenizer does: str.lower() on
+            # the whole word would turn a word-final Σ into ς, a different piece.
+            word = _strip_accents("".join(char.lower() for char in word))
         piece = ""
         for char in word:
             if _is_punctuation(char):

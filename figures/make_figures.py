@@ -54,9 +54,16 @@ def naive_attention_heatmap() -> Figure:
     return fig
 
 
+def minilm_head_view() -> Figure:
+    """all-MiniLM-L6-v2 in attnlib: the previous-token head (layer 1, head 2) of notebook 11."""
+    encoder = attnlib.load_minilm()
+    return attnlib.show_head_view(encoder, "The quick brown fox jumps over the lazy dog.", 1, 2)
+
+
 FIGURES: dict[str, Callable[[], Figure]] = {
     "softmax_saturation.png": softmax_saturation,
     "naive_attention_heatmap.png": naive_attention_heatmap,
+    "minilm_head_view.png": minilm_head_view,
 }
 
 

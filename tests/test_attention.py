@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from attnlib import causal_mask, padding_mask, scaled_dot_product_attention
+from attnlib.attention import fused_attention
 
 # (q shape, k shape, v shape): batch dims, T_q ≠ T_k, d_v ≠ d_k.
 SHAPES = [
@@ -290,3 +291,39 @@ def test_permutation_equivariance_without_positions(inputs) -> None:
     # Reordering the keys with their values changes nothing; reordering queries reorders outputs.
     shuffled, _ = scaled_dot_product_attention(q[:, perm_q], k[:, perm_k], v[:, perm_k])
     torch.testing.assert_close(shuffled, out[:, perm_q])
+
+
+# --- fused_attention: PyTorch's kernel behind attnlib's conventions -------------------------
+
+
+@pytest.mark.parametrize(("shapes", "mask_shape"), SHAPES_AND_MASKS)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_fused_equals_the_math_path_with_every_mask(shapes, mask_shape, dtype) -> None:
+    q, k, v = _qkv(shapes, dtype)
+    g = torch.Generator().manual_seed(1)
+    mask = torch.rand(mask_shape, generator=g) > 0.4
+    mask[..., 0, :] = False  # a query row (or all of them) with nothing to attend to
+    expected, _ = scaled_dot_product_attention(q, k, v, mask=mask)
+    got = fused_attention(q, k, v, mask=mask)
+    assert not got.isnan().any()
+    tolerance = 1e-12 if dtype == torch.float64 else 2e-6
+    torch.testing.assert_close(got, expected, atol=tolerance, rtol=tolerance)
+
+
+@pytest.mark.parametrize("shapes", SHAPES)
+def test_fused_without_mask_and_with_scale(shapes) -> None:
+    q, k, v = _qkv(shapes, torch.float64)
+    torch.testing.assert_close(fused_attention(q, k, v), scaled_dot_product_attention(q, k, v)[0])
+    torch.testing.assert_close(
+        fused_attention(q, k, v, scale=0.3), scaled_dot_product_attention(q, k, v, scale=0.3)[0]
+    )
+
+
+def test_fused_checks_its_input_like_the_math_path() -> None:
+    q, k, v = _qkv(SHAPES[1])
+    with pytest.raises(ValueError, match="same last dim d_k"):
+        fused_attention(q, k[..., :2], v)
+    with pytest.raises(TypeError, match="True = may attend"):
+        fused_attention(q, k, v, mask=torch.zeros(2, 5))
+    with pytest.raises(ValueError, match="does not broadcast"):
+        fused_attention(q, k, v, mask=torch.ones(3, 5, dtype=torch.bool))

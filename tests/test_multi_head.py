@@ -174,3 +174,21 @@ def test_bad_inputs() -> None:
         MultiHeadAttention.from_torch(nn.MultiheadAttention(8, 2, kdim=4, vdim=4))
     with pytest.raises(ValueError, match="add_bias_kv"):
         MultiHeadAttention.from_torch(nn.MultiheadAttention(8, 2, add_bias_kv=True))
+
+
+@pytest.mark.parametrize("backend", ["fused", "math"])
+@pytest.mark.parametrize("masked", [False, True])
+def test_backends_give_the_output_of_the_weights_path(backend: str, masked: bool) -> None:
+    torch.manual_seed(0)
+    mha = MultiHeadAttention(16, 4, backend=backend).eval()
+    query, key = torch.randn(2, 5, 16), torch.randn(2, 7, 16)
+    mask = padding_mask([7, 3], 7) & causal_mask(5, 7) if masked else None
+    with_weights, weights = mha(query, key, mask=mask)
+    without, none = mha(query, key, mask=mask, need_weights=False)
+    assert weights is not None and none is None
+    torch.testing.assert_close(without, with_weights, atol=1e-6, rtol=1e-6)
+
+
+def test_backend_is_checked() -> None:
+    with pytest.raises(ValueError, match="backend must be one of"):
+        MultiHeadAttention(8, 2, backend="flash")

@@ -35,6 +35,7 @@ SHAPED = [
     "from_torch_mha_mask",
     "to_torch_key_padding_mask",
     "scaled_dot_product_attention",
+    "fused_attention",
     "sinusoidal_encoding",
     "apply_rotary",
     "split_heads",
@@ -81,10 +82,12 @@ def test_contract_defaults() -> None:
 
 def test_module_contracts() -> None:
     init = inspect.signature(attnlib.MultiHeadAttention.__init__).parameters
-    assert list(init)[1:] == ["d_model", "num_heads", "dropout", "bias"]
+    assert list(init)[1:] == ["d_model", "num_heads", "dropout", "bias", "backend"]
     assert init["dropout"].default == 0.0 and init["bias"].default is True
+    assert init["backend"].default == "fused"
     forward = inspect.signature(attnlib.MultiHeadAttention.forward).parameters
     assert list(forward)[1:5] == ["query", "key", "value", "mask"]
+    assert forward["need_weights"].default is True
     assert callable(attnlib.MultiHeadAttention.from_torch)
     encode = inspect.signature(attnlib.SentenceEncoder.encode).parameters
     assert list(encode)[1:] == ["texts", "batch_size"]
