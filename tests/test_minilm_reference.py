@@ -125,13 +125,16 @@ def test_tokenizer_equals_the_reference_tokenizer(
 
 
 def test_stored_reference_is_current() -> None:
+    # Regenerate with `python tests/minilm_reference.py` when this fails. The stored file
+    # was written with one thread, as `make test` runs; other thread counts sum in another
+    # order, which moves float32 results by up to about 1e-6 (seen: 1.04e-6).
     live = compute_reference()
     with np.load(REFERENCE_FILE, allow_pickle=False) as stored:
         assert stored["sentences"].tolist() == live["sentences"].tolist()
         assert np.array_equal(stored["token_ids"], live["token_ids"])
         assert np.array_equal(stored["token_counts"], live["token_counts"])
-        assert np.abs(stored["embeddings"] - live["embeddings"]).max() < 1e-6
-        assert np.abs(stored["attentions"] - live["attentions"]).max() < 1e-6
+        assert np.abs(stored["embeddings"] - live["embeddings"]).max() < 2e-6
+        assert np.abs(stored["attentions"] - live["attentions"]).max() < 2e-6
 
 
 def test_weights_read_as_the_safetensors_library_reads_them() -> None:
