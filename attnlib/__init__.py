@@ -6,11 +6,19 @@ it from here and check that the two agree.
 
 from attnlib import dates
 from attnlib.attention import fused_attention, scaled_dot_product_attention
+from attnlib.attention_cost import (
+    BenchmarkResults,
+    attention_flops,
+    load_benchmark_results,
+    plot_benchmark_results,
+    score_matrix_bytes,
+)
 from attnlib.bert import BertConfig, BertEmbeddings, BertModel, BertOutput
 from attnlib.char_lm import CharVocabulary, load_course_text, random_windows, train_char_gpt
 from attnlib.checkpoints import CheckpointError, load_checkpoint, save_checkpoint
 from attnlib.checks import (
     CheckResult,
+    check_attention_flops,
     check_attention_head,
     check_causal_mask,
     check_causal_self_attention,
@@ -25,6 +33,7 @@ from attnlib.checks import (
     check_merge_heads,
     check_multi_head_attention,
     check_naive_self_attention,
+    check_online_softmax_step,
     check_padding_mask,
     check_previous_token_share,
     check_residual_block,
@@ -38,6 +47,7 @@ from attnlib.checks import (
     check_softmax_jacobian,
     check_split_heads,
     check_temperature_probs,
+    check_tiled_attention,
     check_top_k_logits,
     check_warmup_schedule,
 )
@@ -47,11 +57,13 @@ from attnlib.encoder import Encoder, EncoderLayer
 from attnlib.explorers import (
     MASK_KINDS,
     HeadView,
+    OnlineSoftmaxProgress,
     dot_product_at_angle,
     encoding_at,
     head_view,
     masked_weights,
     naive_weights_at_scale,
+    online_softmax_progress,
     sampling_distribution,
     scores_at_width,
     show_dot_product_at_angle,
@@ -59,6 +71,7 @@ from attnlib.explorers import (
     show_head_view,
     show_masked_weights,
     show_naive_weights_at_scale,
+    show_online_softmax_progress,
     show_sampling_distribution,
     show_scores_at_width,
     show_softmax_at_scale,
@@ -113,6 +126,12 @@ from attnlib.sentence_encoder import (
 from attnlib.similarity import cosine_similarity, dot, projection
 from attnlib.single_head import Attention, SelfAttention
 from attnlib.softmax import naive_softmax, softmax, softmax_jacobian
+from attnlib.tiled_attention import (
+    OnlineSoftmaxState,
+    online_softmax,
+    online_softmax_step,
+    tiled_attention,
+)
 from attnlib.training import (
     TrainingHistory,
     fit,
@@ -138,6 +157,7 @@ __all__ = [
     "MASK_KINDS",
     "Attention",
     "AttentionMaps",
+    "BenchmarkResults",
     "BertConfig",
     "BertEmbeddings",
     "BertModel",
@@ -158,6 +178,8 @@ __all__ = [
     "LearnedPositionalEmbedding",
     "MiniLMReference",
     "MultiHeadAttention",
+    "OnlineSoftmaxProgress",
+    "OnlineSoftmaxState",
     "Residual",
     "RotaryEmbedding",
     "SafetensorsError",
@@ -172,8 +194,10 @@ __all__ = [
     "WordVectors",
     "analogy",
     "apply_rotary",
+    "attention_flops",
     "beam_search",
     "causal_mask",
+    "check_attention_flops",
     "check_attention_head",
     "check_causal_mask",
     "check_causal_self_attention",
@@ -188,6 +212,7 @@ __all__ = [
     "check_merge_heads",
     "check_multi_head_attention",
     "check_naive_self_attention",
+    "check_online_softmax_step",
     "check_padding_mask",
     "check_previous_token_share",
     "check_residual_block",
@@ -201,6 +226,7 @@ __all__ = [
     "check_softmax_jacobian",
     "check_split_heads",
     "check_temperature_probs",
+    "check_tiled_attention",
     "check_top_k_logits",
     "check_warmup_schedule",
     "contextual_vectors",
@@ -217,6 +243,7 @@ __all__ = [
     "head_view",
     "label_smoothed_cross_entropy",
     "layerwise_cosine",
+    "load_benchmark_results",
     "load_checkpoint",
     "load_course_text",
     "load_glove",
@@ -231,11 +258,15 @@ __all__ = [
     "naive_weights_at_scale",
     "nearest_words",
     "next_token_probs",
+    "online_softmax",
+    "online_softmax_progress",
+    "online_softmax_step",
     "padding_mask",
     "padding_mask_from_ids",
     "padding_mask_from_token_mask",
     "plot_attention",
     "plot_attention_lines",
+    "plot_benchmark_results",
     "plot_distribution",
     "plot_heatmap",
     "plot_vectors_2d",
@@ -247,6 +278,7 @@ __all__ = [
     "sampling_distribution",
     "save_checkpoint",
     "scaled_dot_product_attention",
+    "score_matrix_bytes",
     "scores_at_width",
     "semantic_search",
     "show_dot_product_at_angle",
@@ -254,6 +286,7 @@ __all__ = [
     "show_head_view",
     "show_masked_weights",
     "show_naive_weights_at_scale",
+    "show_online_softmax_progress",
     "show_sampling_distribution",
     "show_scores_at_width",
     "show_softmax_at_scale",
@@ -263,6 +296,7 @@ __all__ = [
     "softmax_jacobian",
     "split_heads",
     "summarize_heads",
+    "tiled_attention",
     "to_torch_key_padding_mask",
     "to_torch_mha_mask",
     "train_char_gpt",

@@ -8,9 +8,10 @@ from torch import nn
 from attnlib._validate import require_float_tensor
 from attnlib.attention import fused_attention, scaled_dot_product_attention
 from attnlib.kv_cache import KVCache
+from attnlib.tiled_attention import tiled_attention
 
 # How heads attend when the weights are not asked for (with weights, always "math").
-ATTENTION_BACKENDS: tuple[str, ...] = ("fused", "math")
+ATTENTION_BACKENDS: tuple[str, ...] = ("fused", "math", "tiled")
 
 
 def split_heads(x: torch.Tensor, num_heads: int) -> torch.Tensor:
@@ -55,9 +56,11 @@ class MultiHeadAttention(nn.Module):
         backend: how the heads attend when ``forward(..., need_weights=False)``:
             ``"fused"`` (default) calls PyTorch's fused kernel through
             :func:`attnlib.attention.fused_attention`, ``"math"`` attnlib's own
-            :func:`scaled_dot_product_attention`. Both give the same output (to float
-            rounding); only ``"math"`` can return the weights, so a call that asks for
-            them (the default) always uses it, as ``torch.nn.MultiheadAttention`` does.
+            :func:`scaled_dot_product_attention`, ``"tiled"``
+            :func:`attnlib.tiled_attention.tiled_attention` (no ``(T_q, T_k)`` scores in
+            memory). All give the same output (to float rounding); only ``"math"`` can
+            return the weights, so a call that asks for them (the default) always uses
+            it, as ``torch.nn.MultiheadAttention`` does.
 
     Shapes:
         query: ``(B, T_q, C)``; key, value: ``(B, T_k, C)`` (default: ``query``);
@@ -136,6 +139,8 @@ class MultiHeadAttention(nn.Module):
             heads, weights = scaled_dot_product_attention(q, k, v, mask=mask, dropout_p=dropout_p)
         elif self.backend == "fused":
             heads = fused_attention(q, k, v, mask=mask, dropout_p=dropout_p)  # (B, H, T_q, D)
+        elif self.backend == "tiled":
+            heads = tiled_attention(q, k, v, mask=mask, dropout_p=dropout_p)  # (B, H, T_q, D)
         else:
             heads, _ = scaled_dot_product_attention(q, k, v, mask=mask, dropout_p=dropout_p)
         out = self.w_o(merge_heads(heads))  # (B, T_q, C)

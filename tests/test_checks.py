@@ -120,6 +120,36 @@ def _ln(x: torch.Tensor) -> torch.Tensor:
     return torch.nn.functional.layer_norm(x, x.shape[-1:], eps=1e-5)
 
 
+def _online_step(m: torch.Tensor, total: torch.Tensor, block: torch.Tensor) -> tuple:
+    new_max = torch.maximum(m, block.max())
+    return new_max, total * torch.exp(m - new_max) + torch.exp(block - new_max).sum()
+
+
+def _online_step_without_rescaling(
+    m: torch.Tensor, total: torch.Tensor, block: torch.Tensor
+) -> tuple:
+    new_max = torch.maximum(m, block.max())
+    return new_max, total + torch.exp(block - new_max).sum()
+
+
+def _tiled(q, k, v, block: int, subtract_max: bool) -> torch.Tensor:
+    m = torch.full((*q.shape[:-1], 1), -math.inf, dtype=q.dtype)
+    total = torch.zeros_like(m)
+    out = torch.zeros(*q.shape[:-1], v.shape[-1], dtype=q.dtype)
+    for start in range(0, k.shape[-2], block):
+        s = q @ k[..., start : start + block, :].transpose(-1, -2) / math.sqrt(q.shape[-1])
+        if subtract_max:
+            new_max = torch.maximum(m, s.amax(-1, keepdim=True))
+        else:
+            new_max = torch.zeros_like(m)
+        p = torch.exp(s - new_max)
+        rescale = torch.exp(m - new_max) if subtract_max else torch.ones_like(m)
+        total = total * rescale + p.sum(-1, keepdim=True)
+        out = out * rescale + p @ v[..., start : start + block, :]
+        m = new_max
+    return out / total
+
+
 CHECKERS: list[tuple[Callable[..., CheckResult], Callable, Callable, str]] = [
     # checker, a right answer, a wrong answer, a phrase the report must contain
     (attnlib.check_dot, lambda a, b: (a * b).sum(-1), lambda a, b: (a * b).sum(), "batch of 3"),
@@ -237,6 +267,24 @@ CHECKERS: list[tuple[Callable[..., CheckResult], Callable, Callable, str]] = [
         lambda q, c, k: (c / c.norm(dim=1, keepdim=True) @ q).topk(k).indices,
         lambda q, c, k: (c @ q).topk(k).indices,
         "normalise the rows",
+    ),
+    (
+        attnlib.check_attention_flops,
+        lambda bh, t_q, t_k, d: 4 * bh * t_q * t_k * d,
+        lambda bh, t_q, t_k, d: 2 * bh * t_q * t_k * d,
+        "4 FLOPs",
+    ),
+    (
+        attnlib.check_online_softmax_step,
+        _online_step,
+        _online_step_without_rescaling,
+        "exp(m - m_new)",
+    ),
+    (
+        attnlib.check_tiled_attention,
+        lambda q, k, v, block: _tiled(q, k, v, block, subtract_max=True),
+        lambda q, k, v, block: _tiled(q, k, v, block, subtract_max=False),
+        "overflows",
     ),
     (
         attnlib.check_masked_attention,

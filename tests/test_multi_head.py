@@ -176,7 +176,7 @@ def test_bad_inputs() -> None:
         MultiHeadAttention.from_torch(nn.MultiheadAttention(8, 2, add_bias_kv=True))
 
 
-@pytest.mark.parametrize("backend", ["fused", "math"])
+@pytest.mark.parametrize("backend", ["fused", "math", "tiled"])
 @pytest.mark.parametrize("masked", [False, True])
 def test_backends_give_the_output_of_the_weights_path(backend: str, masked: bool) -> None:
     torch.manual_seed(0)

@@ -24,6 +24,11 @@ from attnlib.checks.attention_core import (
     check_sinusoidal_encoding,
     check_split_heads,
 )
+from attnlib.checks.efficient import (
+    check_attention_flops,
+    check_online_softmax_step,
+    check_tiled_attention,
+)
 from attnlib.checks.foundations import (
     check_causal_self_attention,
     check_cosine_similarity,
@@ -53,6 +58,7 @@ from attnlib.checks.transformer_block import (
 
 __all__ = [
     "CheckResult",
+    "check_attention_flops",
     "check_attention_head",
     "check_causal_mask",
     "check_causal_self_attention",
@@ -67,6 +73,7 @@ __all__ = [
     "check_merge_heads",
     "check_multi_head_attention",
     "check_naive_self_attention",
+    "check_online_softmax_step",
     "check_padding_mask",
     "check_previous_token_share",
     "check_residual_block",
@@ -80,6 +87,7 @@ __all__ = [
     "check_softmax_jacobian",
     "check_split_heads",
     "check_temperature_probs",
+    "check_tiled_attention",
     "check_top_k_logits",
     "check_warmup_schedule",
 ]

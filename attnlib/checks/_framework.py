@@ -92,11 +92,13 @@ def run_cases(
     hints: dict[str, str],
     atol: float = 1e-5,
     rtol: float = 1e-4,
+    output_names: tuple[str, ...] = ("out", "weights"),
 ) -> CheckResult:
     """Call ``learner_fn`` on each case's args (copies) and report the first mismatch.
 
     ``hints`` maps a case description to its hint; ``"default"`` is required and
-    ``"raised"`` is used when the learner's function raises.
+    ``"raised"`` is used when the learner's function raises. ``output_names`` name the
+    parts of a tuple result in the report.
     """
     if not callable(learner_fn):
         return CheckResult(
@@ -122,7 +124,7 @@ def run_cases(
                 f"✗ {name}, case '{case.description}': your function raised "
                 f"{type(error).__name__}: {error}\n  hint: {hints.get('raised', hints['default'])}",
             )
-        problem = _check_output(got, case.expected, atol, rtol)
+        problem = _check_output(got, case.expected, atol, rtol, output_names)
         if problem is not None:
             hint = hints.get(case.description, hints["default"])
             return CheckResult(
@@ -133,13 +135,18 @@ def run_cases(
 
 
 def _check_output(
-    got: object, expected: torch.Tensor | tuple[torch.Tensor, ...], atol: float, rtol: float
+    got: object,
+    expected: torch.Tensor | tuple[torch.Tensor, ...],
+    atol: float,
+    rtol: float,
+    output_names: tuple[str, ...],
 ) -> str | None:
     if isinstance(expected, torch.Tensor):
         return _compare(got, expected, "the result", atol, rtol)
     if not isinstance(got, (tuple, list)) or len(got) != len(expected):
-        return f"the function should return a pair (out, weights), but it returned {_describe(got)}"
-    for label, got_part, expected_part in zip(("out", "weights"), got, expected, strict=True):
+        names = ", ".join(output_names)
+        return f"the function should return a pair ({names}), but it returned {_describe(got)}"
+    for label, got_part, expected_part in zip(output_names, got, expected, strict=True):
         problem = _compare(got_part, expected_part, label, atol, rtol)
         if problem is not None:
             return problem

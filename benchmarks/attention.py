@@ -1,0 +1,206 @@
+"""Time and memory of naive, tiled and fused attention, and the machine's matmul ceiling.
+
+`python -m benchmarks.attention` (or `make bench`) measures, for one batch of
+B = 1, H = 8 heads of d = 64 in float32:
+
+- the time of attnlib's `scaled_dot_product_attention` (naive: it returns the weights),
+  `tiled_attention` and PyTorch's fused kernel at T = 128 … 4096, in one run with the
+  three methods alternating in each repetition; medians, GFLOP/s and the ratio to fused;
+- the peak memory one call adds, in a fresh process per (method, T) up to T = 8192
+  (the process's resident-set high-water mark, reset just before the call);
+- the GFLOP/s of a 2048³ matmul on the same machine: the ceiling.
+
+It prints a table, stores the numbers in `attnlib/data/attention_benchmark.json`
+(notebook 12 plots them) and draws `figures/attention_cost.png`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+
+import attnlib
+from attnlib.attention_cost import METHODS, BenchmarkResults, attention_flops
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS_FILE = ROOT / "attnlib" / "data" / "attention_benchmark.json"
+FIGURE_FILE = ROOT / "figures" / "attention_cost.png"
+BATCH, HEADS, HEAD_SIZE, BLOCK_SIZE = 1, 8, 64, 256
+LENGTHS = [128, 256, 512, 1024, 2048, 4096]
+MEMORY_LENGTHS = [1024, 2048, 4096, 8192]
+
+
+def attention_call(method: str, block_size: int = BLOCK_SIZE) -> Callable[..., torch.Tensor]:
+    """The function behind each method name, taking (q, k, v) and returning the output."""
+    calls: dict[str, Callable[..., torch.Tensor]] = {
+        "naive": lambda q, k, v: attnlib.scaled_dot_product_attention(q, k, v)[0],
+        "tiled": lambda q, k, v: attnlib.tiled_attention(q, k, v, block_size=block_size),
+        "fused": lambda q, k, v: F.scaled_dot_product_attention(q, k, v),
+    }
+    return calls[method]
+
+
+def random_qkv(length: int, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    generator = torch.Generator().manual_seed(seed)
+    shape = (BATCH, HEADS, length, HEAD_SIZE)
+    return tuple(torch.randn(shape, generator=generator) for _ in range(3))  # type: ignore[return-value]
+
+
+def repetitions_for(length: int) -> int:
+    """More repetitions where a call is short and the machine's noise is relatively large."""
+    return 15 if length <= 2048 else 7
+
+
+@torch.no_grad()
+def measure_times(lengths: list[int], repetitions: int | None = None) -> dict[str, list[float]]:
+    """Median seconds per call of each method at each length, methods alternating."""
+    medians: dict[str, list[float]] = {method: [] for method in METHODS}
+    for length in lengths:
+        q, k, v = random_qkv(length)
+        reference = attention_call("fused")(q, k, v)
+        samples: dict[str, list[float]] = {method: [] for method in METHODS}
+        for method in METHODS:  # warm-up, and a check that all three agree
+            assert (attention_call(method)(q, k, v) - reference).abs().max() < 2e-5, method
+        for _ in range(repetitions or repetitions_for(length)):
+            for method in METHODS:
+                start = time.perf_counter()
+                attention_call(method)(q, k, v)
+                samples[method].append(time.perf_counter() - start)
+        for method in METHODS:
+            medians[method].append(statistics.median(samples[method]))
+    return medians
+
+
+@torch.no_grad()
+def matmul_gflops(size: int = 2048, repetitions: int = 7) -> float:
+    """GFLOP/s of one float32 ``size³`` matrix product (2·size³ FLOPs), median."""
+    generator = torch.Generator().manual_seed(0)
+    a, b = (torch.randn(size, size, generator=generator) for _ in range(2))
+    a @ b
+    seconds = []
+    for _ in range(repetitions):
+        start = time.perf_counter()
+        a @ b
+        seconds.append(time.perf_counter() - start)
+    return 2 * size**3 / statistics.median(seconds) / 1e9
+
+
+def _status_kib(field: str) -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    raise RuntimeError(f"/proc/self/status has no {field}")
+
+
+@torch.no_grad()
+def _peak_memory_point(method: str, length: int) -> int:
+    """In this process: bytes by which one call raises the resident-set high-water mark."""
+    q, k, v = random_qkv(length)
+    small = random_qkv(128)
+    attention_call(method)(*small)  # load kernels and allocator pools first
+    resident = _status_kib("VmRSS")
+    Path("/proc/self/clear_refs").write_text("5")  # reset VmHWM to the current RSS (Linux)
+    attention_call(method)(q, k, v)
+    return max(0, _status_kib("VmHWM") - resident) * 1024
+
+
+def measure_peak_memory(method: str, length: int) -> int:
+    """Extra peak bytes of one call, measured in a fresh Python process."""
+    result = subprocess.run(
+        [sys.executable, "-m", "benchmarks.attention", "--memory-point", method, str(length)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return int(result.stdout.strip().splitlines()[-1])
+
+
+def run(lengths: list[int], memory_lengths: list[int]) -> BenchmarkResults:
+    """Measure everything and return it (nothing written)."""
+    seconds = measure_times(lengths)
+    ceiling = matmul_gflops()
+    memory = {m: [measure_peak_memory(m, t) for t in memory_lengths] for m in METHODS}
+    cpu = platform.processor() or platform.machine()
+    return BenchmarkResults(
+        machine=(
+            f"{cpu}, {torch.get_num_threads()} threads, torch {torch.__version__}, "
+            f"Python {platform.python_version()}"
+        ),
+        batch=BATCH,
+        heads=HEADS,
+        head_size=HEAD_SIZE,
+        block_size=BLOCK_SIZE,
+        repetitions=repetitions_for(min(lengths)),
+        lengths=lengths,
+        seconds=seconds,
+        matmul_gflops=ceiling,
+        memory_lengths=memory_lengths,
+        extra_peak_bytes=memory,
+    )
+
+
+def report(results: BenchmarkResults) -> str:
+    """The results as the table the README quotes."""
+    lines = [
+        f"B={results.batch}, H={results.heads}, d={results.head_size}, float32; {results.machine}",
+        f"matmul 2048³: {results.matmul_gflops:.0f} GFLOP/s (the ceiling)",
+        "",
+        "| T | naive ms | tiled ms | fused ms | naive GFLOP/s | tiled GFLOP/s | fused GFLOP/s "
+        "| naive / fused | tiled / fused |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    rates = {m: results.gflops(m) for m in METHODS}
+    ratios = {m: results.ratio_to_fused(m) for m in ("naive", "tiled")}
+    for i, length in enumerate(results.lengths):
+        ms = [f"{1e3 * results.seconds[m][i]:.2f}" for m in METHODS]
+        rate = [f"{rates[m][i]:.0f}" for m in METHODS]
+        lines.append(
+            f"| {length} | {' | '.join(ms)} | {' | '.join(rate)} | "
+            f"{ratios['naive'][i]:.2f}x | {ratios['tiled'][i]:.2f}x |"
+        )
+    lines += [
+        "",
+        "| T | naive extra peak MiB | tiled | fused | tiled / naive |",
+        "|---|---|---|---|---|",
+    ]
+    for i, length in enumerate(results.memory_lengths):
+        mib = {m: results.extra_peak_bytes[m][i] / 2**20 for m in METHODS}
+        lines.append(
+            f"| {length} | {mib['naive']:.1f} | {mib['tiled']:.1f} | {mib['fused']:.1f} | "
+            f"{mib['tiled'] / mib['naive']:.4f} |"
+        )
+    flops = attention_flops(results.batch * results.heads, 2048, 2048, results.head_size)
+    lines.append(f"\n(attention FLOPs at T = 2048: {flops / 1e9:.1f} GFLOP per call)")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--memory-point", nargs=2, metavar=("METHOD", "T"), help=argparse.SUPPRESS)
+    parser.add_argument("--no-save", action="store_true", help="print only; write no files")
+    args = parser.parse_args(argv)
+    if args.memory_point:
+        method, length = args.memory_point
+        print(_peak_memory_point(method, int(length)))
+        return
+    results = run(LENGTHS, MEMORY_LENGTHS)
+    print(report(results))
+    if not args.no_save:
+        results.save(RESULTS_FILE)
+        figure = attnlib.plot_benchmark_results(results)
+        figure.savefig(FIGURE_FILE, dpi=110, metadata={"Software": None})
+        print(f"\nwrote {RESULTS_FILE.relative_to(ROOT)} and {FIGURE_FILE.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    main()
