@@ -13,7 +13,7 @@ export OMP_NUM_THREADS := 1
 export MKL_NUM_THREADS := 1
 export PYTHONHASHSEED := 0
 
-.PHONY: setup reference lab test lint unit nbval notebooks figures format clean
+.PHONY: setup reference lab test lint unit nbval notebooks figures bench format clean
 
 setup: $(STAMP)
 
@@ -73,6 +73,21 @@ notebooks: setup
 # Regenerate the PNGs in figures/ (deterministic: same bytes for the same code).
 figures: setup
 	$(BIN)/python figures/make_figures.py
+
+# Measure, print and store: attention time and memory (figures/attention_cost.png and
+# attnlib/data/attention_benchmark.json), MiniLM against sentence-transformers, the
+# equivalence report, and the two trained models. About 5 minutes; timings depend on
+# the machine, so none of them is a test.
+# The one-thread setting above is for reproducible notebook outputs; benchmarks use
+# every core, as a learner's own runs would.
+BENCH := env -u OMP_NUM_THREADS -u MKL_NUM_THREADS $(BIN)/python -m
+
+bench: setup reference
+	$(BENCH) benchmarks.attention
+	$(BENCH) benchmarks.minilm
+	$(BENCH) benchmarks.equivalence
+	$(BENCH) benchmarks.date_translator
+	$(BENCH) benchmarks.gpt
 
 format: setup
 	$(BIN)/ruff check --fix .

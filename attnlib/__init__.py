@@ -126,6 +126,7 @@ from attnlib.sentence_encoder import (
 from attnlib.similarity import cosine_similarity, dot, projection
 from attnlib.single_head import Attention, SelfAttention
 from attnlib.softmax import naive_softmax, softmax, softmax_jacobian
+from attnlib.tensor_log import LoggedOp, TensorLog
 from attnlib.tiled_attention import (
     OnlineSoftmaxState,
     online_softmax,
@@ -176,6 +177,7 @@ __all__ = [
     "HeadView",
     "KVCache",
     "LearnedPositionalEmbedding",
+    "LoggedOp",
     "MiniLMReference",
     "MultiHeadAttention",
     "OnlineSoftmaxProgress",
@@ -187,6 +189,7 @@ __all__ = [
     "SentenceEncoder",
     "SentenceEncoderOutput",
     "SinusoidalPositionalEncoding",
+    "TensorLog",
     "TrainingHistory",
     "Transformer",
     "TransformerConfig",

@@ -579,7 +579,7 @@ def show_online_softmax_progress(scores: torch.Tensor, block_size: int, blocks_s
     top.bar(positions, scores.tolist(), color=colours)
     if seen:
         top.axhline(progress.running_max, color="tab:red", linestyle="--", label="running max m")
-        top.legend(loc="upper right")
+        top.legend(loc="best")
     for edge in range(block_size, n, block_size):
         top.axvline(edge - 0.5, color="grey", linewidth=0.8)
     top.set_title(
@@ -595,6 +595,6 @@ def show_online_softmax_progress(scores: torch.Tensor, block_size: int, blocks_s
     bottom.set_title("running estimate of the weights vs the final softmax")
     bottom.set_xlabel("key position")
     bottom.set_ylabel("weight")
-    bottom.legend(loc="upper right")
+    bottom.legend(loc="best")
     fig.tight_layout()
     return fig

@@ -1,14 +1,18 @@
 """How closely attnlib's attention matches PyTorch's: `python -m benchmarks.equivalence`.
 
 Prints the largest absolute difference between attnlib and the PyTorch reference
-over a grid of shapes and boolean masks, per dtype, for
-`scaled_dot_product_attention` (vs `torch.nn.functional.scaled_dot_product_attention`)
-and for `MultiHeadAttention.from_torch` (vs `torch.nn.MultiheadAttention`).
+over a grid of shapes and boolean masks, per dtype, for attnlib's three attention
+functions, `scaled_dot_product_attention` (the math), `tiled_attention` (online
+softmax over tiles of 16, so that every shape spans several) and `fused_attention`
+(PyTorch's kernel under attnlib's conventions), each against
+`torch.nn.functional.scaled_dot_product_attention`, and for
+`MultiHeadAttention.from_torch` (vs `torch.nn.MultiheadAttention`).
 """
 
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 
 import torch
 import torch.nn.functional as F
@@ -41,7 +45,22 @@ def _mask(
     return mask
 
 
-def attention_differences() -> dict[torch.dtype, float]:
+IMPLEMENTATIONS: dict[str, Callable[..., torch.Tensor]] = {
+    "scaled_dot_product_attention": lambda q, k, v, mask: attnlib.scaled_dot_product_attention(
+        q, k, v, mask=mask
+    )[0],
+    "tiled_attention": lambda q, k, v, mask: attnlib.tiled_attention(
+        q, k, v, mask=mask, block_size=16
+    ),
+    "fused_attention": lambda q, k, v, mask: attnlib.fused_attention(q, k, v, mask=mask),
+}
+
+
+def attention_differences(
+    implementation: str = "scaled_dot_product_attention",
+) -> dict[torch.dtype, float]:
+    """Largest |attnlib - torch| per dtype over every shape and mask kind."""
+    attend = IMPLEMENTATIONS[implementation]
     worst: dict[torch.dtype, float] = {}
     for dtype in (torch.float32, torch.float64, torch.float16, torch.bfloat16):
         g = torch.Generator().manual_seed(0)
@@ -50,7 +69,7 @@ def attention_differences() -> dict[torch.dtype, float]:
             k = torch.randn(*batch, t_k, d_k, generator=g).to(dtype)
             v = torch.randn(*batch, t_k, d_v, generator=g).to(dtype)
             mask = _mask(kind, batch, t_q, t_k, g)
-            ours, _ = attnlib.scaled_dot_product_attention(q, k, v, mask=mask)
+            ours = attend(q, k, v, mask)
             theirs = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
             assert not torch.isnan(ours).any()
             difference = (ours.double() - theirs.double()).abs().max().item()
@@ -84,10 +103,11 @@ def multi_head_differences() -> dict[str, float]:
 
 
 def main() -> None:
-    print("scaled_dot_product_attention vs torch.nn.functional.scaled_dot_product_attention")
-    print(f"  {len(SHAPES)} shapes × {len(MASKS)} mask kinds ({', '.join(MASKS)})")
-    for dtype, difference in attention_differences().items():
-        print(f"  {dtype!s:15s} max |diff| = {difference:.2e}")
+    print(f"{len(SHAPES)} shapes × {len(MASKS)} mask kinds ({', '.join(MASKS)})")
+    for implementation in IMPLEMENTATIONS:
+        print(f"{implementation} vs torch.nn.functional.scaled_dot_product_attention")
+        for dtype, difference in attention_differences(implementation).items():
+            print(f"  {dtype!s:15s} max |diff| = {difference:.2e}")
     print(
         "MultiHeadAttention.from_torch vs torch.nn.MultiheadAttention (float32, causal & padding)"
     )

@@ -60,10 +60,16 @@ def minilm_head_view() -> Figure:
     return attnlib.show_head_view(encoder, "The quick brown fox jumps over the lazy dog.", 1, 2)
 
 
+def attention_cost() -> Figure:
+    """Time, GFLOP/s and peak memory of naive, tiled and fused attention (stored benchmark)."""
+    return attnlib.plot_benchmark_results(attnlib.load_benchmark_results())
+
+
 FIGURES: dict[str, Callable[[], Figure]] = {
     "softmax_saturation.png": softmax_saturation,
     "naive_attention_heatmap.png": naive_attention_heatmap,
     "minilm_head_view.png": minilm_head_view,
+    "attention_cost.png": attention_cost,
 }
 
 

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from benchmarks import equivalence
 
 
-def test_attention_matches_torch_within_dtype_tolerances() -> None:
-    worst = equivalence.attention_differences()
+@pytest.mark.parametrize("implementation", list(equivalence.IMPLEMENTATIONS))
+def test_attention_matches_torch_within_dtype_tolerances(implementation: str) -> None:
+    worst = equivalence.attention_differences(implementation)
     assert worst[torch.float64] < 1e-12
-    assert worst[torch.float32] < 5e-6
+    # 5e-6 for the single-softmax paths; the bound for the tiled one is 2e-5.
+    assert worst[torch.float32] < (2e-5 if implementation == "tiled_attention" else 5e-6)
     assert worst[torch.float16] < 1e-2 and worst[torch.bfloat16] < 5e-2
 
 

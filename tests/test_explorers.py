@@ -9,6 +9,7 @@ import pytest
 import torch
 from matplotlib.figure import Figure
 
+import attnlib
 from attnlib import (
     MASK_KINDS,
     dot_product_at_angle,
@@ -188,3 +189,21 @@ def test_sampling_distribution_temperature_and_top_k() -> None:
     with pytest.raises(ValueError, match=r"logits must have shape \(V,\)"):
         sampling_distribution(logits[None], 1.0)
     _assert_every_axes_labelled(show_sampling_distribution(logits, list("abcd"), 0.7, top_k=3))
+
+
+def test_online_softmax_progress_steps_to_the_softmax() -> None:
+    scores = torch.tensor([1.0, 3.0, 0.5, 2.0, 6.0, 1.0, -1.0, 4.0, 2.5, 0.0])
+    nothing = attnlib.online_softmax_progress(scores, 3, 0)
+    assert nothing.running_max == -math.inf and nothing.running_sum == 0.0
+    assert torch.equal(nothing.estimate, torch.zeros(10))
+    first = attnlib.online_softmax_progress(scores, 3, 1)
+    assert first.running_max == 3.0
+    assert first.running_sum == pytest.approx(sum(math.exp(s - 3.0) for s in (1.0, 3.0, 0.5)))
+    assert torch.equal(first.estimate[3:], torch.zeros(7))
+    done = attnlib.online_softmax_progress(scores, 3, 4)
+    assert done.running_max == 6.0
+    torch.testing.assert_close(done.estimate, attnlib.softmax(scores))
+    torch.testing.assert_close(done.final, attnlib.softmax(scores))
+    with pytest.raises(ValueError, match="blocks_seen"):
+        attnlib.online_softmax_progress(scores, 3, 5)
+    assert isinstance(attnlib.show_online_softmax_progress(scores, 3, 2), Figure)

@@ -51,7 +51,7 @@ def _text_of(outputs: list[dict[str, Any]]) -> str:
 
 def test_the_notebooks_written_so_far_exist() -> None:
     numbers = [path.name[:2] for path in NOTEBOOKS]
-    assert numbers[:11] == [f"{n:02d}" for n in range(1, 12)], numbers
+    assert numbers[:12] == [f"{n:02d}" for n in range(1, 13)], numbers
     assert len(numbers) == len(set(numbers)), "two notebooks share a number"
 
 
@@ -91,7 +91,7 @@ def test_no_unstable_text_in_checked_outputs(notebook: dict[str, Any]) -> None:
 
 
 # Notebooks whose idea has a knob to turn: each must offer at least one slider or widget.
-NOTEBOOKS_WITH_WIDGETS = {"01", "02", "03", "06", "07", "10", "11"}
+NOTEBOOKS_WITH_WIDGETS = {"01", "02", "03", "06", "07", "10", "11", "12"}
 
 
 def test_widget_cells_are_excluded_from_output_comparison(notebook: dict[str, Any]) -> None:

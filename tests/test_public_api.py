@@ -22,6 +22,9 @@ CONTRACT = {
     "load_minilm": ["verify_checksums"],
     "mean_pool": ["hidden", "token_mask"],
     "semantic_search": ["queries", "corpus", "k"],
+    "tiled_attention": ["q", "k", "v", "mask", "block_size", "scale", "dropout_p"],
+    "online_softmax": ["x", "block_size"],
+    "attention_flops": ["batch_heads", "t_q", "t_k", "d_k", "d_v"],
 }
 SHAPED = [
     "softmax",
@@ -62,6 +65,14 @@ SHAPED = [
     "HeadSummary",
     "HeadView",
     "MiniLMReference",
+    "tiled_attention",
+    "online_softmax",
+    "online_softmax_step",
+    "OnlineSoftmaxState",
+    "OnlineSoftmaxProgress",
+    "attention_flops",
+    "score_matrix_bytes",
+    "TensorLog",
 ]
 
 
