@@ -13,7 +13,7 @@ export OMP_NUM_THREADS := 1
 export MKL_NUM_THREADS := 1
 export PYTHONHASHSEED := 0
 
-.PHONY: setup reference lab test lint unit nbval notebooks figures bench format clean
+.PHONY: setup reference lab test lint unit nbval notebooks figures bench student format clean
 
 setup: $(STAMP)
 
@@ -69,6 +69,11 @@ notebooks: setup
 	$(BIN)/jupyter nbconvert --to notebook --execute --inplace \
 		--ExecutePreprocessor.record_timing=False --ExecutePreprocessor.timeout=150 $(NOTEBOOKS)
 	$(BIN)/nbstripout --keep-output --keep-count $(NOTEBOOKS)
+
+# The student edition: student/NN_*.ipynb with every exercise's solution replaced by a
+# stub that raises NotImplementedError (its check then says "not done yet"), outputs cleared.
+student:
+	$(PYTHON) notebooks/student_edition.py
 
 # Regenerate the PNGs in figures/ (deterministic: same bytes for the same code).
 figures: setup
