@@ -6,6 +6,7 @@ figure rewrites the same bytes.
 
 from __future__ import annotations
 
+import functools
 import math
 import sys
 from collections.abc import Callable
@@ -16,6 +17,7 @@ import matplotlib
 matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt
+import torch
 from matplotlib.figure import Figure
 
 import attnlib
@@ -54,6 +56,40 @@ def naive_attention_heatmap() -> Figure:
     return fig
 
 
+def positional_encoding() -> Figure:
+    """The sinusoidal table (base 10000) and one of its dimensions as a wave (notebook 06)."""
+    return attnlib.show_encoding_at(position=20, dimension=6, max_len=64, d_model=64)
+
+
+@functools.lru_cache(maxsize=1)
+def _date_translator() -> attnlib.dates.DateTranslator:
+    # 300 steps already translate every format; the notebook's 1,000 make it exact.
+    return attnlib.dates.train_date_translator(seed=0, steps=300)
+
+
+def date_cross_attention() -> Figure:
+    """Where the date translator's decoder looks while it writes each ISO character (09)."""
+    translator = _date_translator()
+    text = "Saturday, November 21, 2026"
+    src, tgt_in, _ = attnlib.dates.make_batch([(text, "2026-11-21")], translator.tokenizer)
+    with torch.no_grad():
+        cross = translator.model.attention_maps(src, tgt_in).cross[-1].mean(dim=1)[0]  # (T, S)
+    rows = [f"→{c}" for c in "2026-11-21"] + ["→<eos>"]
+    fig, ax = plt.subplots(figsize=(11, 4.8))
+    attnlib.plot_attention(
+        cross[:, : len(text)],
+        rows,
+        list(text),
+        annotate=False,
+        title=f"Date translator, cross-attention (last layer, mean of heads): {text!r}",
+        ax=ax,
+    )
+    ax.set_xlabel("input character (key)")
+    ax.set_ylabel("output character written (query)")
+    fig.tight_layout()
+    return fig
+
+
 def minilm_head_view() -> Figure:
     """all-MiniLM-L6-v2 in attnlib: the previous-token head (layer 1, head 2) of notebook 11."""
     encoder = attnlib.load_minilm()
@@ -68,6 +104,8 @@ def attention_cost() -> Figure:
 FIGURES: dict[str, Callable[[], Figure]] = {
     "softmax_saturation.png": softmax_saturation,
     "naive_attention_heatmap.png": naive_attention_heatmap,
+    "positional_encoding.png": positional_encoding,
+    "date_cross_attention.png": date_cross_attention,
     "minilm_head_view.png": minilm_head_view,
     "attention_cost.png": attention_cost,
 }

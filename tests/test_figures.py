@@ -47,3 +47,11 @@ def test_every_figure_is_stored() -> None:
 def test_unknown_figure_name_is_rejected() -> None:
     with pytest.raises(SystemExit, match="unknown figure"):
         make_figures.main(["nope.png"])
+
+
+def test_every_stored_png_has_a_command_and_the_readme_shows_the_key_ones() -> None:
+    stored = {path.name for path in FIGURE_SCRIPT.parent.glob("*.png")}
+    assert stored == set(make_figures.FIGURES), "a PNG in figures/ that make figures cannot redraw"
+    readme = (FIGURE_SCRIPT.parent.parent / "README.md").read_text(encoding="utf-8")
+    for name in stored:
+        assert f"(figures/{name})" in readme, f"README does not show {name}"
