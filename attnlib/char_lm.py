@@ -11,6 +11,7 @@ from importlib.resources import files
 
 import torch
 
+from attnlib.device import resolve_device
 from attnlib.gpt import GPT, GPTConfig
 from attnlib.training import TrainingHistory, fit
 
@@ -75,11 +76,14 @@ def train_char_gpt(
     lr: float = 2e-3,
     seed: int = 0,
     progress: bool = False,
+    device: str | torch.device | None = None,
 ) -> tuple[GPT, CharVocabulary, TrainingHistory]:
     """Train a character-level :class:`GPT` on ``text`` (default: the course's prose).
 
     AdamW with a short linear warm-up, gradient clipping at 1, windows of
-    ``block_size + 1`` characters (inputs and their next characters). Seeded.
+    ``block_size + 1`` characters (inputs and their next characters). Seeded. Trains on
+    ``device`` (see :func:`attnlib.device.resolve_device`: the CPU unless asked) and
+    returns the model on the CPU.
 
     Returns:
         the trained model (eval mode), its vocabulary and the training history.
@@ -100,14 +104,16 @@ def train_char_gpt(
             f"characters in text ({vocabulary.size})"
         )
     data = vocabulary.encode(text)
+    device = resolve_device(device)
     torch.manual_seed(seed)
-    model = GPT(config)
+    model = GPT(config).to(device)
     optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01)
     warmup = max(1, steps // 20)
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda i: min(1.0, (i + 1) / warmup))
 
     def loss_on_batch(generator: torch.Generator) -> torch.Tensor:
-        return model.loss(random_windows(data, config.block_size + 1, batch_size, generator))
+        windows = random_windows(data, config.block_size + 1, batch_size, generator)
+        return model.loss(windows.to(device))
 
     history = fit(
         model,
@@ -119,4 +125,4 @@ def train_char_gpt(
         seed=seed,
         progress=progress,
     )
-    return model, vocabulary, history
+    return model.cpu(), vocabulary, history

