@@ -435,7 +435,7 @@ def show_sampling_distribution(
     if len(labels) != probs.shape[0]:
         raise ValueError(f"labels has {len(labels)} entries, logits has {probs.shape[0]}")
     nonzero = probs[probs > 0]
-    entropy = float(-(nonzero * nonzero.log()).sum())
+    entropy = max(0.0, float(-(nonzero * nonzero.log()).sum()))  # no "-0.00" for one token
     fig, ax = plt.subplots(figsize=(max(6.0, 0.35 * len(labels) + 2), 3.6))
     plot_distribution(
         probs,
