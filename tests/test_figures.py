@@ -2,24 +2,16 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import matplotlib.pyplot as plt
 import pytest
+from script_loader import load_script
 
 FIGURE_SCRIPT = Path(__file__).resolve().parent.parent / "figures" / "make_figures.py"
 
 
-def _load_script():
-    spec = importlib.util.spec_from_file_location("make_figures", FIGURE_SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-make_figures = _load_script()
+make_figures = load_script(FIGURE_SCRIPT)
 
 
 @pytest.mark.parametrize("name", sorted(make_figures.FIGURES))

@@ -4,12 +4,12 @@ putting the solutions back makes every check pass."""
 from __future__ import annotations
 
 import ast
-import importlib.util
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
+from script_loader import load_script
 
 from attnlib import CheckResult
 
@@ -17,15 +17,7 @@ NOTEBOOK_DIR = Path(__file__).resolve().parents[1] / "notebooks"
 SCRIPT = NOTEBOOK_DIR / "student_edition.py"
 
 
-def _load_script() -> Any:
-    spec = importlib.util.spec_from_file_location("student_edition", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-student_edition = _load_script()
+student_edition = load_script(SCRIPT)
 NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("[0-9][0-9]_*.ipynb"))
 
 
