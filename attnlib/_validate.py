@@ -45,6 +45,17 @@ def require_dim_index(name: str, dim: int, ndim: int) -> int:
     return dim % ndim
 
 
+def require_token_ids(name: str, value: object) -> torch.Tensor:
+    """An integer tensor of token ids with shape ``(B, T)``, else a ``TypeError``/``ValueError``."""
+    ids = require_tensor(name, value)
+    if ids.dim() != 2 or ids.is_floating_point() or ids.dtype == torch.bool:
+        raise ValueError(
+            f"{name} must be integer ids of shape (B, T), got dtype {ids.dtype} "
+            f"and shape {tuple(ids.shape)}"
+        )
+    return ids
+
+
 def require_positive_int(name: str, value: object) -> int:
     """A strictly positive ``int`` (``bool`` is refused), else a ``ValueError`` naming ``name``."""
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:

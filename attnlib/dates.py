@@ -30,6 +30,7 @@ from pathlib import Path
 
 import torch
 
+from attnlib._validate import require_token_ids
 from attnlib.checkpoints import CheckpointError, load_checkpoint, save_checkpoint
 from attnlib.decoding import beam_search
 from attnlib.device import resolve_device
@@ -390,13 +391,7 @@ class CharTokenizer:
         Shapes:
             ids: ``(B, T)`` integer; returns ``B`` strings.
         """
-        if not isinstance(ids, torch.Tensor):
-            raise TypeError(f"ids must be a torch.Tensor, got {type(ids).__name__}")
-        if ids.dim() != 2 or ids.is_floating_point():
-            raise ValueError(
-                f"ids must be integer ids of shape (B, T), got dtype {ids.dtype} "
-                f"and shape {tuple(ids.shape)}"
-            )
+        require_token_ids("ids", ids)
         return [self.decode(row) for row in ids.tolist()]
 
 

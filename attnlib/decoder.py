@@ -38,14 +38,15 @@ class DecoderLayer(nn.Module):
         dropout: float = 0.0,
         norm_first: bool = True,
         activation: str = "relu",
+        norm_eps: float = 1e-5,
     ) -> None:
         super().__init__()
         self.self_attention = MultiHeadAttention(d_model, num_heads, dropout=dropout)
         self.cross_attention = MultiHeadAttention(d_model, num_heads, dropout=dropout)
         self.feed_forward = FeedForward(d_model, d_ff, dropout=dropout, activation=activation)
-        self.self_attention_block = Residual(d_model, dropout, norm_first)
-        self.cross_attention_block = Residual(d_model, dropout, norm_first)
-        self.feed_forward_block = Residual(d_model, dropout, norm_first)
+        self.self_attention_block = Residual(d_model, dropout, norm_first, norm_eps)
+        self.cross_attention_block = Residual(d_model, dropout, norm_first, norm_eps)
+        self.feed_forward_block = Residual(d_model, dropout, norm_first, norm_eps)
 
     def forward(
         self,
@@ -95,13 +96,14 @@ class Decoder(nn.Module):
         dropout: float = 0.0,
         norm_first: bool = True,
         activation: str = "relu",
+        norm_eps: float = 1e-5,
     ) -> None:
         super().__init__()
         self.layers = nn.ModuleList(
-            DecoderLayer(d_model, num_heads, d_ff, dropout, norm_first, activation)
+            DecoderLayer(d_model, num_heads, d_ff, dropout, norm_first, activation, norm_eps)
             for _ in range(num_layers)
         )
-        self.final_norm = nn.LayerNorm(d_model) if norm_first else nn.Identity()
+        self.final_norm = nn.LayerNorm(d_model, eps=norm_eps) if norm_first else nn.Identity()
 
     def forward(
         self,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import torch
 
-from attnlib._validate import require_positive_int
+from attnlib._validate import require_positive_int, require_token_ids
 
 
 def causal_mask(t_q: int, t_k: int | None = None) -> torch.Tensor:
@@ -74,13 +74,7 @@ def padding_mask_from_ids(token_ids: torch.Tensor, pad_id: int) -> torch.Tensor:
     Shapes:
         token_ids: ``(B, T)`` integer; returns ``(B, 1, 1, T)`` bool.
     """
-    if not isinstance(token_ids, torch.Tensor):
-        raise TypeError(f"token_ids must be a torch.Tensor, got {type(token_ids).__name__}")
-    if token_ids.dim() != 2 or token_ids.is_floating_point():
-        raise ValueError(
-            f"token_ids must be integer ids of shape (B, T), got dtype {token_ids.dtype} "
-            f"and shape {tuple(token_ids.shape)}"
-        )
+    require_token_ids("token_ids", token_ids)
     return (token_ids != pad_id)[:, None, None, :]  # (B, 1, 1, T)
 
 

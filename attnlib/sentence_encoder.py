@@ -152,12 +152,12 @@ class SentenceEncoder(nn.Module):
         device = next(self.parameters()).device
         self.eval()
         try:
-            lengths = [len(self.tokenizer.tokenize(text)) for text in texts]
-            order = sorted(range(len(texts)), key=lambda i: -lengths[i])
+            encoded = [self.tokenizer.encode(text) for text in texts]  # each text once
+            order = sorted(range(len(texts)), key=lambda i: -len(encoded[i]))
             result = torch.empty(len(texts), self.config.d_model)
             for start in range(0, len(order), batch_size):
                 rows = order[start : start + batch_size]
-                input_ids, attention_mask = self.tokenize([texts[i] for i in rows])
+                input_ids, attention_mask = self.tokenizer.pad([encoded[i] for i in rows])
                 out = self(input_ids.to(device), attention_mask.to(device), need_weights=False)
                 result[rows] = out.embeddings.cpu()
         finally:

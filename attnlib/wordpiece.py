@@ -192,9 +192,17 @@ class WordPieceTokenizer:
         """
         if isinstance(texts, str):
             raise TypeError("texts must be a sequence of strings; wrap a single text in a list")
-        if len(texts) == 0:
+        return self.pad([self.encode(text) for text in texts])
+
+    def pad(self, encoded: Sequence[Sequence[int]]) -> tuple[torch.Tensor, torch.Tensor]:
+        """Pad already encoded texts (from :meth:`encode`) into one batch.
+
+        Shapes:
+            returns ``input_ids (N, T)`` long and ``attention_mask (N, T)`` bool, ``True`` =
+            a real token, where ``T`` is the longest of ``encoded``.
+        """
+        if len(encoded) == 0:
             raise ValueError("texts must contain at least one text")
-        encoded = [self.encode(text) for text in texts]
         length = max(len(ids) for ids in encoded)
         input_ids = torch.full((len(encoded), length), self.padding_id, dtype=torch.long)
         attention_mask = torch.zeros((len(encoded), length), dtype=torch.bool)
