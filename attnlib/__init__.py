@@ -143,6 +143,7 @@ from attnlib.training import (
 )
 from attnlib.transformer import AttentionMaps, Transformer, TransformerConfig
 from attnlib.viz import (
+    format_table,
     plot_attention,
     plot_attention_lines,
     plot_distribution,
@@ -241,6 +242,7 @@ __all__ = [
     "encoding_at",
     "file_sha256",
     "fit",
+    "format_table",
     "from_torch_mha_mask",
     "fused_attention",
     "greedy_decode",

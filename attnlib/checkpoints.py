@@ -10,6 +10,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
+from attnlib.device import default_dtype
 from attnlib.gpt import GPT, GPTConfig
 from attnlib.transformer import Transformer, TransformerConfig
 
@@ -57,7 +58,7 @@ def save_checkpoint(model: Transformer | GPT, path: str | os.PathLike[str]) -> P
 
 
 def load_checkpoint(path: str | os.PathLike[str]) -> Transformer | GPT:
-    """Rebuild the model saved at ``path`` on the CPU, in eval mode.
+    """Rebuild the model saved at ``path`` on the CPU, in eval mode, in its weights' dtype.
 
     Raises:
         CheckpointError: the file is missing, truncated, or not an attnlib checkpoint;
@@ -78,9 +79,17 @@ def load_checkpoint(path: str | os.PathLike[str]) -> Transformer | GPT:
             f"this attnlib reads version {VERSION} of {sorted(_KINDS)}"
         )
     model_class, config_class = _KINDS[payload["kind"]]
+    state_dict = payload.get("state_dict")
+    if not isinstance(state_dict, dict):
+        raise CheckpointError(f"{path} does not match its own config: it holds no state_dict")
+    # Rebuild in the weights' own precision: the course trains in float64, and loading into
+    # a float32 model would round every weight.
+    float_dtypes = {t.dtype for t in state_dict.values() if torch.is_floating_point(t)}
+    dtype = float_dtypes.pop() if len(float_dtypes) == 1 else torch.get_default_dtype()
     try:
-        model = model_class(config_class(**payload["config"]))
-        model.load_state_dict(payload["state_dict"])
+        with default_dtype(dtype):
+            model = model_class(config_class(**payload["config"]))
+        model.load_state_dict(state_dict)
     except (TypeError, ValueError, RuntimeError, KeyError) as error:
         raise CheckpointError(f"{path} does not match its own config: {error}") from error
     return model.eval()

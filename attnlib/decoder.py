@@ -27,7 +27,8 @@ class DecoderLayer(nn.Module):
         ``(B, H, T, T)`` (causal, and target padding); memory_mask: broadcastable to
         ``(B, H, T, S)`` (source padding); masks are bool with ``True`` = may attend.
         Returns ``z (B, T, d_model)``, self-attention weights ``(B, H, T, T)`` and
-        cross-attention weights ``(B, H, T, S)``.
+        cross-attention weights ``(B, H, T, S)`` (both ``None`` with ``need_weights=False``,
+        which lets attention use a fused kernel).
     """
 
     def __init__(
@@ -54,7 +55,8 @@ class DecoderLayer(nn.Module):
         memory: torch.Tensor,
         self_mask: torch.Tensor | None = None,
         memory_mask: torch.Tensor | None = None,
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        need_weights: bool = True,
+    ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None]:
         """Masked self-attention, cross-attention to ``memory``, then the FFN."""
         self.self_attention._require_input("y", y)  # before LayerNorm can fail on them
         self.cross_attention._require_input("memory", memory)
@@ -63,14 +65,16 @@ class DecoderLayer(nn.Module):
                 f"y (B, T, C) and memory (B, S, C) must share the batch size, got "
                 f"{tuple(y.shape)} and {tuple(memory.shape)}"
             )
-        weights: dict[str, torch.Tensor] = {}
+        weights: dict[str, torch.Tensor | None] = {}
 
         def attend_self(h: torch.Tensor) -> torch.Tensor:
-            out, weights["self"] = self.self_attention(h, mask=self_mask)
+            out, weights["self"] = self.self_attention(h, mask=self_mask, need_weights=need_weights)
             return out
 
         def attend_memory(h: torch.Tensor) -> torch.Tensor:
-            out, weights["cross"] = self.cross_attention(h, memory, mask=memory_mask)
+            out, weights["cross"] = self.cross_attention(
+                h, memory, mask=memory_mask, need_weights=need_weights
+            )
             return out
 
         y = self.self_attention_block(y, attend_self)  # (B, T, C)
@@ -111,11 +115,12 @@ class Decoder(nn.Module):
         memory: torch.Tensor,
         self_mask: torch.Tensor | None = None,
         memory_mask: torch.Tensor | None = None,
-    ) -> tuple[torch.Tensor, list[torch.Tensor], list[torch.Tensor]]:
-        """Run every layer in turn."""
+        need_weights: bool = True,
+    ) -> tuple[torch.Tensor, list[torch.Tensor | None], list[torch.Tensor | None]]:
+        """Run every layer in turn (``need_weights=False``: fused attention, weights ``None``)."""
         self_weights, cross_weights = [], []
         for layer in self.layers:
-            y, w_self, w_cross = layer(y, memory, self_mask, memory_mask)
+            y, w_self, w_cross = layer(y, memory, self_mask, memory_mask, need_weights)
             self_weights.append(w_self)
             cross_weights.append(w_cross)
         return self.final_norm(y), self_weights, cross_weights

@@ -68,17 +68,19 @@ def beam_search(
     was_training = model.training
     model.eval()
     batch, k = src.shape[0], beam_size
-    memory, src_mask, _ = model.encode(src)
+    memory, src_mask, _ = model.encode(src, need_weights=False)
     memory = memory.repeat_interleave(k, dim=0)  # (B*K, S, C)
     src_mask = src_mask.repeat_interleave(k, dim=0)  # (B*K, 1, 1, S)
     sequences = torch.full((batch * k, 1), bos_id, dtype=torch.long, device=src.device)
-    scores = torch.zeros(batch, k, device=src.device)
+    # Scores in the model's precision (float64 for the course's models), at least float32.
+    score_dtype = torch.promote_types(memory.dtype, torch.float32)
+    scores = torch.zeros(batch, k, dtype=score_dtype, device=src.device)
     scores[:, 1:] = -torch.inf  # all beams start identical: keep only one alive at first
     finished = torch.zeros(batch * k, dtype=torch.bool, device=src.device)
-    lengths = torch.zeros(batch * k, device=src.device)
+    lengths = torch.zeros(batch * k, dtype=score_dtype, device=src.device)
     for _ in range(max_len):
-        logits, _, _ = model.decode(sequences, memory, src_mask)
-        log_probs = F.log_softmax(logits[:, -1].float(), dim=-1)  # (B*K, V)
+        logits, _, _ = model.decode(sequences, memory, src_mask, need_weights=False)
+        log_probs = F.log_softmax(logits[:, -1].to(score_dtype), dim=-1)  # (B*K, V)
         # A finished beam may only be extended by padding, at no cost.
         done_row = torch.full_like(log_probs[0], -torch.inf)
         done_row[pad_id] = 0.0
@@ -88,7 +90,7 @@ def beam_search(
         beam = flat_index // vocab_size  # (B, K): which beam each survivor extends
         token = flat_index % vocab_size  # (B, K)
         source_rows = (torch.arange(batch, device=src.device)[:, None] * k + beam).reshape(-1)
-        lengths = lengths[source_rows] + (~finished[source_rows]).float()
+        lengths = lengths[source_rows] + (~finished[source_rows]).to(score_dtype)
         finished = finished[source_rows] | (token.reshape(-1) == eos_id)
         sequences = torch.cat([sequences[source_rows], token.reshape(-1, 1)], dim=1)  # (B*K, t+1)
         if bool(finished.all()):

@@ -86,11 +86,11 @@ class Encoder(nn.Module):
         self.final_norm = nn.LayerNorm(d_model, eps=norm_eps) if norm_first else nn.Identity()
 
     def forward(
-        self, x: torch.Tensor, mask: torch.Tensor | None = None
-    ) -> tuple[torch.Tensor, list[torch.Tensor]]:
-        """Run every layer in turn."""
+        self, x: torch.Tensor, mask: torch.Tensor | None = None, need_weights: bool = True
+    ) -> tuple[torch.Tensor, list[torch.Tensor | None]]:
+        """Run every layer in turn (``need_weights=False``: fused attention, weights ``None``)."""
         all_weights = []
         for layer in self.layers:
-            x, weights = layer(x, mask)
+            x, weights = layer(x, mask, need_weights)
             all_weights.append(weights)
         return self.final_norm(x), all_weights

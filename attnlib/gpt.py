@@ -58,13 +58,17 @@ class GPTBlock(nn.Module):
         self.feed_forward_block = Residual(c.d_model, c.dropout, norm_first=True)
 
     def forward(
-        self, x: torch.Tensor, mask: torch.Tensor, cache: KVCache | None = None
-    ) -> tuple[torch.Tensor, torch.Tensor]:
+        self,
+        x: torch.Tensor,
+        mask: torch.Tensor,
+        cache: KVCache | None = None,
+        need_weights: bool = True,
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Causal self-attention (over the cache too, if given), then the FFN."""
-        weights: list[torch.Tensor] = []
+        weights: list[torch.Tensor | None] = []
 
         def attend(h: torch.Tensor) -> torch.Tensor:
-            out, w = self.attention(h, mask=mask, cache=cache)
+            out, w = self.attention(h, mask=mask, cache=cache, need_weights=need_weights)
             weights.append(w)
             return out
 
@@ -107,8 +111,8 @@ class GPT(nn.Module):
             nn.init.zeros_(module.bias)
 
     def _run(
-        self, idx: torch.Tensor, caches: list[KVCache] | None = None
-    ) -> tuple[torch.Tensor, list[torch.Tensor]]:
+        self, idx: torch.Tensor, caches: list[KVCache] | None = None, need_weights: bool = False
+    ) -> tuple[torch.Tensor, list[torch.Tensor | None]]:
         if idx.dim() != 2 or idx.is_floating_point():
             raise ValueError(f"idx must be token ids of shape (B, T), got {tuple(idx.shape)}")
         start = len(caches[0]) if caches else 0
@@ -127,7 +131,7 @@ class GPT(nn.Module):
         mask = causal_mask(length, start + length).to(idx.device)  # (T, T_cached + T)
         all_weights = []
         for i, block in enumerate(self.blocks):
-            x, weights = block(x, mask, caches[i] if caches else None)
+            x, weights = block(x, mask, caches[i] if caches else None, need_weights)
             all_weights.append(weights)
         return self.head(self.final_norm(x)), all_weights  # (B, T, V)
 
@@ -139,7 +143,7 @@ class GPT(nn.Module):
     @torch.no_grad()
     def attention_weights(self, idx: torch.Tensor) -> list[torch.Tensor]:
         """Every layer's attention weights, ``(B, H, T, T)`` each, for plotting."""
-        _, weights = self._run(idx)
+        _, weights = self._run(idx, need_weights=True)
         return weights
 
     def loss(self, idx: torch.Tensor) -> torch.Tensor:

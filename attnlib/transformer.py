@@ -122,25 +122,33 @@ class Transformer(nn.Module):
         x = embedding(ids) * math.sqrt(self.config.d_model)  # (B, L, C)
         return self.dropout(self.positions(x))
 
-    def encode(self, src: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, list[torch.Tensor]]:
+    def encode(
+        self, src: torch.Tensor, need_weights: bool = True
+    ) -> tuple[torch.Tensor, torch.Tensor, list[torch.Tensor | None]]:
         """Encode the source once.
 
         Returns:
             ``memory (B, S, C)``, the source padding mask ``(B, 1, 1, S)`` and the
-            encoder's attention weights per layer.
+            encoder's attention weights per layer (``None`` each with
+            ``need_weights=False``, which lets attention use a fused kernel).
         """
         self._require_ids(src, self.src_embedding, "src")
         src_mask = padding_mask_from_ids(src, self.config.pad_id)  # (B, 1, 1, S)
-        memory, weights = self.encoder(self._embed(src, self.src_embedding), src_mask)
+        memory, weights = self.encoder(self._embed(src, self.src_embedding), src_mask, need_weights)
         return memory, src_mask, weights
 
     def decode(
-        self, tgt: torch.Tensor, memory: torch.Tensor, src_mask: torch.Tensor
-    ) -> tuple[torch.Tensor, list[torch.Tensor], list[torch.Tensor]]:
+        self,
+        tgt: torch.Tensor,
+        memory: torch.Tensor,
+        src_mask: torch.Tensor,
+        need_weights: bool = True,
+    ) -> tuple[torch.Tensor, list[torch.Tensor | None], list[torch.Tensor | None]]:
         """Logits for every target position given the encoded source.
 
         Returns:
-            ``logits (B, T, V)`` and the decoder's self- and cross-attention weights per layer.
+            ``logits (B, T, V)`` and the decoder's self- and cross-attention weights per
+            layer (``None`` each with ``need_weights=False``).
         """
         self._require_ids(tgt, self.tgt_embedding, "tgt")
         length = tgt.shape[1]
@@ -148,14 +156,14 @@ class Transformer(nn.Module):
             tgt, self.config.pad_id
         )  # (B, 1, T, T)
         y, self_weights, cross_weights = self.decoder(
-            self._embed(tgt, self.tgt_embedding), memory, self_mask, src_mask
+            self._embed(tgt, self.tgt_embedding), memory, self_mask, src_mask, need_weights
         )
         return self.output(y), self_weights, cross_weights  # (B, T, V)
 
     def forward(self, src: torch.Tensor, tgt: torch.Tensor) -> torch.Tensor:
         """Logits ``(B, T, tgt_vocab_size)`` for teacher-forced decoder input ``tgt``."""
-        memory, src_mask, _ = self.encode(src)
-        logits, _, _ = self.decode(tgt, memory, src_mask)
+        memory, src_mask, _ = self.encode(src, need_weights=False)
+        logits, _, _ = self.decode(tgt, memory, src_mask, need_weights=False)
         return logits
 
     @torch.no_grad()

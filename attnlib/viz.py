@@ -239,3 +239,40 @@ def plot_attention_lines(
     ax.set_xlabel("line width and opacity: weight")
     ax.set_ylabel("token position")
     return ax
+
+
+def format_table(
+    matrix: torch.Tensor | np.ndarray,
+    row_labels: Sequence[str],
+    col_labels: Sequence[str] | None = None,
+    digits: int = 2,
+) -> str:
+    """A matrix as aligned text, one labelled row per line, each value to ``digits`` decimals.
+
+    For printing scores and weights: a table shows which row and column a number belongs
+    to, and the few digits a lesson needs are the same on every machine, where a float32
+    value printed to its last digits is not. A value that rounds to zero prints as ``0``
+    digits without a sign, so ``-1e-9`` and ``1e-9`` look alike.
+
+    Shapes:
+        matrix: ``(rows, cols)``; ``row_labels`` has ``rows`` entries, ``col_labels``
+        (default: ``row_labels``) ``cols``.
+    """
+    values = _as_numpy(matrix, "matrix").astype(np.float64)
+    if values.ndim != 2:
+        raise ValueError(f"matrix must have shape (rows, cols), got shape {values.shape}")
+    col_labels = row_labels if col_labels is None else col_labels
+    if len(row_labels) != values.shape[0] or len(col_labels) != values.shape[1]:
+        raise ValueError(
+            f"matrix of shape {values.shape} needs {values.shape[0]} row labels and "
+            f"{values.shape[1]} column labels, got {len(row_labels)} and {len(col_labels)}"
+        )
+    if digits < 0:
+        raise ValueError(f"digits must be >= 0, got {digits}")
+    cells = [[f"{round(v, digits) + 0.0:.{digits}f}" for v in row] for row in values]
+    width = max(len(text) for text in [*col_labels, *(c for row in cells for c in row)])
+    label_width = max(len(label) for label in row_labels)
+    lines = [" " * label_width + "".join(f"  {label:>{width}}" for label in col_labels)]
+    for label, row in zip(row_labels, cells, strict=True):
+        lines.append(f"{label:<{label_width}}" + "".join(f"  {text:>{width}}" for text in row))
+    return "\n".join(lines)

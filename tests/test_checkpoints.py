@@ -225,3 +225,16 @@ def test_only_transformers_and_gpts_are_saved(tmp_path: Path) -> None:
     with pytest.raises(TypeError, match="got MyGPT"):
         save_checkpoint(MyGPT(GPT_CONFIG), tmp_path / "sub.pt")
     assert _files(tmp_path) == []
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_a_checkpoint_comes_back_in_its_own_dtype(tmp_path: Path, dtype: torch.dtype) -> None:
+    # The course trains in float64: loading into float32 would round every weight.
+    model = _gpt().to(dtype)
+    loaded = load_checkpoint(save_checkpoint(model, tmp_path / "gpt.pt"))
+    assert {p.dtype for p in loaded.parameters()} == {dtype}
+    for (name, a), (_, b) in zip(
+        model.state_dict().items(), loaded.state_dict().items(), strict=True
+    ):
+        assert torch.equal(a, b), name
+    assert torch.get_default_dtype() == torch.float32

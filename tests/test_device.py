@@ -53,3 +53,39 @@ def test_training_helpers_take_a_device_and_return_cpu_models() -> None:
 def test_minilm_on_an_explicit_device(minilm: attnlib.SentenceEncoder) -> None:
     on_cpu = attnlib.load_minilm(verify_checksums=False, device="cpu")
     torch.testing.assert_close(on_cpu.encode(["a test"]), minilm.encode(["a test"]))
+
+
+def test_training_dtype_is_float64_on_the_cpu_and_float32_elsewhere() -> None:
+    from attnlib.device import training_dtype
+
+    assert training_dtype(torch.device("cpu")) == torch.float64
+    assert training_dtype(torch.device("cuda")) == torch.float32
+    assert training_dtype(torch.device("mps")) == torch.float32
+    assert training_dtype(torch.device("cpu"), torch.float32) == torch.float32
+    with pytest.raises(ValueError, match="MPS device has no float64"):
+        training_dtype(torch.device("mps"), torch.float64)
+    with pytest.raises(TypeError, match=r"floating-point torch\.dtype"):
+        training_dtype(torch.device("cpu"), torch.int64)
+
+
+def test_default_dtype_builds_modules_in_it_and_always_restores() -> None:
+    from attnlib.device import default_dtype
+
+    before = torch.get_default_dtype()
+    with default_dtype(torch.float64):
+        assert torch.nn.Linear(2, 2).weight.dtype == torch.float64
+    assert torch.get_default_dtype() == before
+    with pytest.raises(RuntimeError, match="inside"), default_dtype(torch.float64):
+        raise RuntimeError("inside")
+    assert torch.get_default_dtype() == before
+
+
+@pytest.mark.parametrize("dtype", [None, torch.float32])
+def test_training_helpers_train_in_float64_unless_told(dtype: torch.dtype | None) -> None:
+    expected = torch.float64 if dtype is None else dtype
+    model, _, _ = attnlib.train_char_gpt(steps=2, dtype=dtype)
+    assert {p.dtype for p in model.parameters()} == {expected}
+    translator = attnlib.dates.train_date_translator(steps=2, dtype=dtype)
+    assert {p.dtype for p in translator.model.parameters()} == {expected}
+    assert translator.translate(["21.11.2026"])[0].isascii()  # decoding runs in that dtype
+    assert torch.get_default_dtype() == torch.float32  # the global default is left alone
