@@ -5,6 +5,7 @@ import pytest
 import torch
 from matplotlib.axes import Axes
 
+import attnlib
 from attnlib import plot_attention, plot_distribution, plot_heatmap, plot_vectors_2d
 
 
@@ -54,3 +55,39 @@ def test_vectors_2d() -> None:
     assert {t.get_text() for t in ax.texts} >= {"a", "b"}
     with pytest.raises(ValueError, match=r"vector 'c' must have shape \(2,\)"):
         plot_vectors_2d({"c": [1.0, 2.0, 3.0]}, title="t")
+
+
+def test_format_table_labels_rows_and_columns_and_rounds() -> None:
+    table = attnlib.format_table(
+        torch.tensor([[28.885051, -1e-9], [3.14159, 2.0]]), ["king", "queen"], digits=1
+    )
+    assert table.splitlines() == [
+        "        king  queen",
+        "king    28.9    0.0",
+        "queen    3.1    2.0",
+    ]
+    wide = attnlib.format_table(np.array([[1.0, 2.5]]), ["a"], ["first", "second"], digits=2)
+    assert wide.splitlines() == ["    first  second", "a    1.00    2.50"]
+
+
+def test_format_table_is_the_same_for_values_a_rounding_apart() -> None:
+    # What makes it portable: a float32 result one ulp either way prints the same.
+    x = torch.tensor([[0.12345678]])
+    up, down = torch.nextafter(x, x + 1), torch.nextafter(x, x - 1)
+    assert attnlib.format_table(up, ["r"]) == attnlib.format_table(down, ["r"])
+
+
+@pytest.mark.parametrize(
+    ("matrix", "rows", "cols", "digits", "match"),
+    [
+        (torch.zeros(3), ["a", "b", "c"], None, 2, "shape \\(rows, cols\\)"),
+        (torch.zeros(2, 2), ["a"], None, 2, "needs 2 row labels"),
+        (torch.zeros(2, 3), ["a", "b"], ["x"], 2, "3 column labels"),
+        (torch.zeros(1, 1), ["a"], None, -1, "digits must be >= 0"),
+    ],
+)
+def test_format_table_refuses_bad_input(
+    matrix: torch.Tensor, rows: list[str], cols: list[str] | None, digits: int, match: str
+) -> None:
+    with pytest.raises(ValueError, match=match):
+        attnlib.format_table(matrix, rows, cols, digits=digits)
