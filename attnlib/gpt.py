@@ -60,7 +60,7 @@ class GPTBlock(nn.Module):
     def forward(
         self,
         x: torch.Tensor,
-        mask: torch.Tensor,
+        mask: torch.Tensor | None,
         cache: KVCache | None = None,
         need_weights: bool = True,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
@@ -111,7 +111,11 @@ class GPT(nn.Module):
             nn.init.zeros_(module.bias)
 
     def _run(
-        self, idx: torch.Tensor, caches: list[KVCache] | None = None, need_weights: bool = False
+        self,
+        idx: torch.Tensor,
+        caches: list[KVCache] | None = None,
+        need_weights: bool = False,
+        check_ids: bool = True,
     ) -> tuple[torch.Tensor, list[torch.Tensor | None]]:
         if idx.dim() != 2 or idx.is_floating_point():
             raise ValueError(f"idx must be token ids of shape (B, T), got {tuple(idx.shape)}")
@@ -122,13 +126,15 @@ class GPT(nn.Module):
                 f"{start + length} positions exceed block_size={self.config.block_size}; "
                 "crop the context first (generate does)"
             )
-        if idx.numel() and (idx.min() < 0 or idx.max() >= self.config.vocab_size):
+        # generate checks its prompt once; the tokens it appends are the model's own.
+        if check_ids and idx.numel() and (idx.min() < 0 or idx.max() >= self.config.vocab_size):
             raise ValueError(f"idx has ids outside [0, {self.config.vocab_size})")
         positions = torch.arange(start, start + length, device=idx.device)  # (T,)
         x = self.dropout(
             self.token_embedding(idx) + self.position_embedding(positions)
         )  # (B, T, C)
-        mask = causal_mask(length, start + length).to(idx.device)  # (T, T_cached + T)
+        # One new token may attend to every cached position and itself: no mask needed.
+        mask = None if length == 1 else causal_mask(length, start + length).to(idx.device)
         all_weights = []
         for i, block in enumerate(self.blocks):
             x, weights = block(x, mask, caches[i] if caches else None, need_weights)
@@ -198,10 +204,10 @@ class GPT(nn.Module):
             if step == max_new_tokens - 1:
                 break
             if caches is not None and len(caches[0]) < block:
-                logits, _ = self._run(next_token, caches)  # only the new token
+                logits, _ = self._run(next_token, caches, check_ids=False)  # the new token only
             else:
                 caches = None  # the window slides from here on: recompute it every step
-                logits, _ = self._run(idx[:, -block:])
+                logits, _ = self._run(idx[:, -block:], check_ids=False)
         self.train(was_training)
         return idx
 
