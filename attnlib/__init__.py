@@ -17,6 +17,7 @@ from attnlib.bert import BertConfig, BertEmbeddings, BertModel, BertOutput
 from attnlib.char_lm import CharVocabulary, load_course_text, random_windows, train_char_gpt
 from attnlib.checkpoints import CheckpointError, load_checkpoint, save_checkpoint
 from attnlib.checks import (
+    CheckFailedError,
     CheckResult,
     check_attention_flops,
     check_attention_head,
@@ -166,6 +167,7 @@ __all__ = [
     "BertModel",
     "BertOutput",
     "CharVocabulary",
+    "CheckFailedError",
     "CheckResult",
     "CheckpointError",
     "ChecksumMismatchError",

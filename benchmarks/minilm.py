@@ -2,8 +2,8 @@
 
 `python -m benchmarks.minilm` encodes the same batch of sentences with both (alternating
 repetitions, medians), prints sentences per second and the ratio of the two times, and
-the largest differences of the embeddings and of the attention weights. Needs the
-`reference` extra (`pip install -e '.[reference]'`; `make test` installs it).
+the largest differences of the embeddings and of the attention weights. Needs
+sentence-transformers, which `requirements.txt` installs (the `pretrained` extra).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@
 ``attnlib/data/minilm_reference.npz``, which notebook 11 compares attnlib against
 on machines without sentence-transformers; ``tests/test_minilm_reference.py``
 checks the stored file against a live recomputation, so it cannot go stale.
-Needs the ``reference`` extra: ``pip install -e '.[reference]'``.
+Needs sentence-transformers, which ``requirements.txt`` installs (the ``pretrained`` extra).
 """
 
 from __future__ import annotations

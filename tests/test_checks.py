@@ -355,3 +355,44 @@ def test_report_is_printable_and_deterministic() -> None:
         attnlib.check_softmax(_softmax_no_shift),
     )
     assert str(first) == repr(first) == first.message == second.message
+
+
+def test_assert_passed_returns_a_passing_result_unchanged() -> None:
+    result = attnlib.check_softmax(_softmax_stable)
+    assert result.assert_passed() is result
+
+
+@pytest.mark.parametrize("learner_fn", [_softmax_no_shift, _not_done, _crashes])
+def test_assert_passed_raises_the_report_alone(learner_fn: Callable) -> None:
+    result = attnlib.check_softmax(learner_fn)
+    with pytest.raises(attnlib.CheckFailedError) as caught:
+        result.assert_passed()
+    error = caught.value
+    assert isinstance(error, AssertionError)  # what graders and pytest count as a failed check
+    assert error.result is result and str(error) == result.message
+    # IPython shows _render_traceback_'s lines instead of a traceback: the report, nothing else.
+    assert error._render_traceback_() == result.message.splitlines()
+
+
+def test_a_stub_without_a_message_is_reported_with_the_task_from_its_docstring() -> None:
+    def my_softmax(x: torch.Tensor) -> torch.Tensor:
+        """Softmax over the last dim,
+        subtracting each row's maximum first."""
+        # nbgrader's stub: a bare NotImplementedError
+        raise NotImplementedError()
+
+    result = attnlib.check_softmax(my_softmax)
+    assert not result.done and not result.passed
+    assert "not done yet (Softmax over the last dim, subtracting each row's maximum first.)" in (
+        result.message
+    )
+    undocumented = attnlib.check_softmax(lambda x: (_ for _ in ()).throw(NotImplementedError()))
+    assert "not done yet." in undocumented.message and "()" not in undocumented.message
+
+
+def test_a_stub_message_wins_over_the_docstring() -> None:
+    def my_dot(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        """The docstring."""
+        raise NotImplementedError("the message")
+
+    assert "not done yet (the message)" in attnlib.check_dot(my_dot).message

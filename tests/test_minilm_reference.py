@@ -1,7 +1,7 @@
 """attnlib's all-MiniLM-L6-v2 against sentence-transformers and transformers, run live.
 
-The reference libraries are the `reference` extra (`pip install -e '.[reference]'`),
-which `make test` installs. Without them these tests are skipped with that reason;
+The reference libraries come with the `pretrained` extra, which `requirements.txt`
+installs (`pip install -e '.[pretrained]'` alone). Without them these tests are skipped;
 with ATTNLIB_REQUIRE_REFERENCE=1 (set by `make test`) their absence is a failure, so
 CI cannot stop comparing silently.
 """
@@ -25,10 +25,10 @@ if importlib.util.find_spec("sentence_transformers") is None:
     if os.environ.get("ATTNLIB_REQUIRE_REFERENCE") == "1":
         raise ImportError(
             "ATTNLIB_REQUIRE_REFERENCE=1 but sentence-transformers is missing: "
-            "pip install -e '.[reference]' (make test does)"
+            "pip install -r requirements.txt (make test does)"
         )
     pytest.skip(
-        "sentence-transformers is not installed: pip install -e '.[reference]'",
+        "sentence-transformers is not installed: pip install -r requirements.txt",
         allow_module_level=True,
     )
 

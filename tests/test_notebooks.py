@@ -147,15 +147,45 @@ def test_has_plots_exercises_and_summary(notebook: dict[str, Any]) -> None:
     assert any("assert " in _source(c) for c in _code_cells(notebook))
 
 
-def test_each_solution_is_followed_by_a_passing_checker(notebook: dict[str, Any]) -> None:
+def _nbgrader(cell: dict[str, Any]) -> dict[str, Any]:
+    return cell.get("metadata", {}).get("nbgrader", {})
+
+
+def test_each_exercise_is_an_nbgrader_answer_then_a_graded_check(
+    notebook: dict[str, Any],
+) -> None:
+    """nbgrader reads each exercise as an autograded answer cell (the solution between
+    BEGIN/END SOLUTION markers) followed by a locked test cell with points."""
     code = _code_cells(notebook)
-    solutions = [i for i, cell in enumerate(code) if "solution" in _tags(cell)]
+    solutions = [i for i, cell in enumerate(code) if _nbgrader(cell).get("solution")]
     assert 2 <= len(solutions) <= 4, f"{len(solutions)} exercises"
+    grade_ids = [_nbgrader(cell)["grade_id"] for cell in code if _nbgrader(cell)]
+    assert len(grade_ids) == len(set(grade_ids)) == 2 * len(solutions), grade_ids
+    assert all(re.fullmatch(r"[A-Za-z0-9_-]+", grade_id) for grade_id in grade_ids)
     for i in solutions:
-        check = code[i + 1]
-        assert "attnlib.check_" in _source(check).strip().splitlines()[-1], _source(check)
+        answer, check = code[i], code[i + 1]
+        assert _nbgrader(answer) | {"grade_id": None} == {
+            "grade": False,
+            "grade_id": None,
+            "locked": False,
+            "schema_version": 3,
+            "solution": True,
+            "task": False,
+        }
+        lines = [line.strip() for line in _source(answer).splitlines()]
+        assert lines.count("### BEGIN SOLUTION") == lines.count("### END SOLUTION") == 1
+        assert lines.index("### BEGIN SOLUTION") < lines.index("### END SOLUTION")
+        graded = _nbgrader(check)
+        assert graded["grade"] is True and graded["locked"] is True and not graded["solution"]
+        assert graded["points"] > 0
+        assert graded["grade_id"] == _nbgrader(answer)["grade_id"] + "_check"
+        last_line = _source(check).strip().splitlines()[-1]
+        assert "attnlib.check_" in last_line and last_line.endswith(".assert_passed()"), last_line
         assert _text_of(check.get("outputs", [])).startswith("✓"), _source(check)
-        assert "assert" not in _source(check), "checks report, they do not assert"
+    for cell in notebook["cells"]:
+        assert "solution" not in _tags(cell), "exercises are marked by nbgrader metadata"
+        if not _nbgrader(cell).get("solution"):
+            assert "BEGIN SOLUTION" not in _source(cell)
 
 
 def test_no_execution_timing_metadata(notebook: dict[str, Any]) -> None:

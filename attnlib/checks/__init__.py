@@ -4,13 +4,15 @@ A checker calls the learner's function on several cases, compares each result
 with attnlib's reference and returns a :class:`CheckResult` whose text says
 what is wrong (which case, expected vs got, a hint) or that all cases passed.
 It never lets the learner's exception escape as a bare traceback, and a
-function that still raises ``NotImplementedError`` is reported as not done yet.
+function that still raises ``NotImplementedError`` is reported as not done yet,
+with the task its docstring states.
 
-In a notebook, make the checker call the last line of the cell so that its
-report is shown.
+In a notebook, the check cell ends with ``.assert_passed()``: the report is shown
+when the function is right, and otherwise raised as :class:`CheckFailedError`, which
+Jupyter shows as the report alone and an autograder (nbgrader) scores as a fail.
 """
 
-from attnlib.checks._framework import CheckResult
+from attnlib.checks._framework import CheckFailedError, CheckResult
 from attnlib.checks.attention_core import (
     check_attention_head,
     check_causal_mask,
@@ -57,6 +59,7 @@ from attnlib.checks.transformer_block import (
 )
 
 __all__ = [
+    "CheckFailedError",
     "CheckResult",
     "check_attention_flops",
     "check_attention_head",

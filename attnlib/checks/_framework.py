@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -26,6 +27,33 @@ class CheckResult:
 
     __str__ = __repr__
 
+    def assert_passed(self) -> CheckResult:
+        """Return this result when every case passed; otherwise raise :class:`CheckFailedError`.
+
+        A graded check cell ends with it (``attnlib.check_softmax(f).assert_passed()``):
+        an autograder such as nbgrader scores a cell by whether it raised, and a learner
+        still sees only the report, not a traceback.
+        """
+        if not self.passed:
+            raise CheckFailedError(self)
+        return self
+
+
+class CheckFailedError(AssertionError):
+    """Raised by :meth:`CheckResult.assert_passed` when a check did not pass.
+
+    In IPython and Jupyter the error shows the checker's report and nothing else: the
+    learner's function is what needs fixing, not the line that called the checker.
+    """
+
+    def __init__(self, result: CheckResult) -> None:
+        super().__init__(result.message)
+        self.result = result
+
+    def _render_traceback_(self) -> list[str]:
+        # IPython's hook for exceptions that print themselves instead of a traceback.
+        return self.result.message.splitlines()
+
 
 @dataclass(frozen=True)
 class Case:
@@ -44,6 +72,11 @@ def _short(tensor: torch.Tensor) -> str:
     flat = tensor.detach().flatten().tolist()
     shown = ", ".join(f"{v:.4g}" for v in flat[:6])
     return f"[{shown}{', …' if len(flat) > 6 else ''}]"
+
+
+def _task_of(learner_fn: Callable[..., Any]) -> str:
+    """The task a stub's docstring states, on one line ('' when it has none)."""
+    return " ".join((inspect.getdoc(learner_fn) or "").split())
 
 
 def _compare(
@@ -109,7 +142,8 @@ def run_cases(
         try:
             got = learner_fn(*args)
         except NotImplementedError as error:
-            detail = f" ({error})" if str(error) else ""
+            task = str(error) or _task_of(learner_fn)
+            detail = f" ({task})" if task else ""
             return CheckResult(
                 name,
                 False,

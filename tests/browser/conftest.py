@@ -27,7 +27,9 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 NOTEBOOKS = REPO / "notebooks"
-CHROMIUM = Path("/usr/bin/chromium")
+# Debian's Chromium by default; CHROMIUM names another Chromium-based browser (the GitHub
+# workflow uses the Google Chrome that GitHub's Ubuntu runners come with).
+CHROMIUM = Path(os.environ.get("CHROMIUM") or "/usr/bin/chromium")
 # Without the background-networking flags Chromium's own connections (updates, sync, field
 # trials) are refused by the closed network here, many at a time.
 CHROMIUM_ARGS = [
@@ -81,7 +83,7 @@ def _browser_problem() -> str | None:
     except ImportError as exc:
         return f"playwright is not importable ({exc})"
     if not (CHROMIUM.is_file() and os.access(CHROMIUM, os.X_OK)):
-        return f"Debian's Chromium is not installed ({CHROMIUM} is missing)"
+        return f"Chromium is not installed ({CHROMIUM} is missing)"
     return None
 
 

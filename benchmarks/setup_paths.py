@@ -1,0 +1,182 @@
+"""The course's set-up without make, and nbgrader on the course, timed.
+
+`python -m benchmarks.setup_paths` prints the time and size of the plain-pip set-up (a new
+venv in a copy of this checkout, then `pip install -r requirements.txt`, as the README gives
+it) and the time of nbgrader's two steps on the course: `generate_assignment`, and
+`autograde` of two submissions (the notebooks with their solutions, and the student edition
+as handed out). `tests/pip_path/` and `tests/grading/` run the same steps and check what
+they produce; the times depend on the machine and the package caches, so none is a test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+COURSE_NOTEBOOKS = sorted((REPO / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+ASSIGNMENT = "notebooks"  # nbgrader_config.py makes notebooks/ the one assignment
+
+
+@dataclass(frozen=True)
+class PipSetup:
+    """A copy of the checkout whose ``.venv`` was built with pip alone."""
+
+    checkout: Path
+    seconds: float
+    megabytes: float
+
+    @property
+    def python(self) -> Path:
+        return self.checkout / ".venv" / "bin" / "python"
+
+
+@dataclass(frozen=True)
+class GradingRun:
+    """A throwaway nbgrader course directory after generate_assignment and autograde."""
+
+    root: Path
+    generate_seconds: float
+    autograde_seconds: float
+
+    @property
+    def released(self) -> Path:
+        return self.root / "student" / ASSIGNMENT
+
+    def autograded(self, student: str) -> Path:
+        return self.root / "autograded" / student / ASSIGNMENT
+
+    @property
+    def db_url(self) -> str:
+        return f"sqlite:///{self.root / 'gradebook.db'}"
+
+
+def checkout_files() -> list[str]:
+    """What a fresh clone holds: tracked files, plus new ones not yet committed."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=REPO,
+        capture_output=True,
+        check=True,
+    ).stdout.decode()
+    return [name for name in listed.split("\0") if name and (REPO / name).is_file()]
+
+
+def learner_env(venv: Path) -> dict[str, str]:
+    """A learner's shell with ``venv`` activated, and nothing of the course's own ``.venv``
+    or of make's exported settings (the tests run inside both)."""
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in {"VIRTUAL_ENV", "PYTHONHASHSEED", "PYTHONPATH", "IPYTHONDIR"}
+        and not key.startswith(("PYTEST", "MAKE", "MFLAGS", "ATTNLIB_"))
+    }
+    ours = str(Path(sys.executable).parent)
+    path = [entry for entry in env.get("PATH", "").split(os.pathsep) if entry != ours]
+    env["PATH"] = os.pathsep.join([str(venv / "bin"), *path])
+    env["VIRTUAL_ENV"] = str(venv)
+    env["HF_HUB_OFFLINE"] = "1"  # the model's files come from pip; nothing else is fetched
+    return env
+
+
+def _megabytes(folder: Path) -> float:
+    return sum(f.stat().st_size for f in folder.rglob("*") if f.is_file()) / 1e6
+
+
+def build_pip_setup(destination: Path) -> PipSetup:
+    """Copy the checkout to ``destination`` and set it up the README's plain-pip way."""
+    for name in checkout_files():
+        (destination / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(REPO / name, destination / name)
+    venv = destination / ".venv"
+    base_python = getattr(sys, "_base_executable", sys.executable)
+    start = time.perf_counter()
+    subprocess.run([base_python, "-m", "venv", str(venv)], cwd=destination, check=True)
+    install = subprocess.run(
+        [str(venv / "bin" / "python"), "-m", "pip", "install", "-r", "requirements.txt"],
+        cwd=destination,
+        env=learner_env(venv),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    seconds = time.perf_counter() - start
+    if install.returncode != 0:
+        raise RuntimeError(
+            f"pip install -r requirements.txt failed:\n{install.stdout[-3000:]}"
+            f"{install.stderr[-3000:]}"
+        )
+    return PipSetup(destination, seconds, _megabytes(venv))
+
+
+def run_nbgrader(course: Path, *args: str) -> float:
+    """Run ``nbgrader ARGS`` in ``course`` with this interpreter; return the seconds it took."""
+    # nbgrader runs `alembic` (its database migrations) from PATH: the venv's bin comes
+    # first, as in an activated venv.
+    venv_bin = str(Path(sys.executable).parent)
+    env = {**os.environ, "PATH": os.pathsep.join([venv_bin, os.environ.get("PATH", "")])}
+    start = time.perf_counter()
+    completed = subprocess.run(
+        [sys.executable, "-m", "nbgrader", *args],
+        cwd=course,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    log = completed.stdout + completed.stderr
+    # nbgrader logs a broken nbgrader_config.py and carries on with its defaults.
+    if completed.returncode != 0 or "Exception while loading config file" in log:
+        raise RuntimeError(f"nbgrader {' '.join(args)} failed:\n{log[-6000:]}")
+    return time.perf_counter() - start
+
+
+def grade_course(root: Path) -> GradingRun:
+    """In ``root``: the course as an nbgrader course directory, its student edition, and two
+    submissions autograded, ``solutions`` (the notebooks as they are) and ``untouched``
+    (the student edition as handed out)."""
+    shutil.copy(REPO / "nbgrader_config.py", root)
+    shutil.copytree(REPO / "notebooks", root / ASSIGNMENT, ignore=shutil.ignore_patterns(".*"))
+    generate_seconds = run_nbgrader(root, "generate_assignment", ASSIGNMENT)
+    run = GradingRun(root, generate_seconds, 0.0)
+    for student, source in (("solutions", root / ASSIGNMENT), ("untouched", run.released)):
+        submission = root / "submitted" / student / ASSIGNMENT
+        submission.mkdir(parents=True)
+        for notebook in COURSE_NOTEBOOKS:
+            shutil.copy(source / notebook.name, submission)
+    autograde_seconds = run_nbgrader(root, "autograde", ASSIGNMENT)
+    return GradingRun(root, generate_seconds, autograde_seconds)
+
+
+def describe_pip_setup(setup: PipSetup) -> str:
+    return f"pip-only set-up: {setup.seconds:.0f} s, .venv {setup.megabytes:,.0f} MB"
+
+
+def describe_grading(run: GradingRun) -> str:
+    return (
+        f"nbgrader: generate_assignment {run.generate_seconds:.1f} s; autograde of 2 "
+        f"submissions x {len(COURSE_NOTEBOOKS)} notebooks {run.autograde_seconds:.0f} s"
+    )
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--skip-pip", action="store_true", help="only time nbgrader")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp:
+        if not args.skip_pip:
+            print(describe_pip_setup(build_pip_setup(Path(tmp) / "attention-course")), flush=True)
+        course = Path(tmp) / "course"
+        course.mkdir()
+        print(describe_grading(grade_course(course)))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,130 @@
+"""nbgrader on the course, unchanged: the student edition it generates, and autograding.
+
+In a throwaway course directory (the repository's ``nbgrader_config.py`` and a copy of
+``notebooks/``), ``nbgrader generate_assignment notebooks`` writes the student edition;
+then two submissions are autograded: the instructor's notebooks (every solution in place,
+so full marks) and the student edition as handed out (every stub, so zero). Needs the
+``instructor`` extra (`make grading` installs it).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from nbgrader import api as gradebook_api  # the `instructor` extra
+
+from benchmarks.setup_paths import (
+    ASSIGNMENT,
+    COURSE_NOTEBOOKS,
+    GradingRun,
+    describe_grading,
+    grade_course,
+)
+
+NOTEBOOKS = COURSE_NOTEBOOKS
+STUDENTS = {"solutions": "instructor's notebooks", "untouched": "student edition as handed out"}
+
+
+def _read(path: Path) -> dict[str, Any]:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _source(cell: dict[str, Any]) -> str:
+    return "".join(cell["source"])
+
+
+def _meta(cell: dict[str, Any]) -> dict[str, Any]:
+    return cell["metadata"].get("nbgrader", {})
+
+
+def _exercises(notebook: dict[str, Any]) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """(answer cell, check cell) pairs: the check cell directly follows each answer."""
+    cells = notebook["cells"]
+    return [(cell, cells[i + 1]) for i, cell in enumerate(cells) if _meta(cell).get("solution")]
+
+
+def _solution_lines(source: str) -> set[str]:
+    lines = source.splitlines()
+    begin = next(i for i, line in enumerate(lines) if line.strip() == "### BEGIN SOLUTION")
+    end = next(i for i, line in enumerate(lines) if line.strip() == "### END SOLUTION")
+    return {line.strip() for line in lines[begin + 1 : end] if line.strip()}
+
+
+def _docstring(source: str) -> str:
+    function = ast.parse(source).body[0]
+    assert isinstance(function, ast.FunctionDef)
+    return " ".join((ast.get_docstring(function) or "").split())
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory: pytest.TempPathFactory) -> GradingRun:
+    """The course directory after generate_assignment and autograde."""
+    run = grade_course(tmp_path_factory.mktemp("course"))
+    print(f"\n{describe_grading(run)}")
+    return run
+
+
+def test_the_student_edition_has_every_notebook_and_only_notebooks(
+    course: GradingRun,
+) -> None:
+    released = sorted(p.name for p in course.released.iterdir())
+    assert released == [p.name for p in NOTEBOOKS]  # no instructors' guide, no nbval config
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_no_solution_survives_and_the_task_and_checks_stay(path: Path, course: GradingRun) -> None:
+    original = _read(path)
+    student = _read(course.released / path.name)
+    assert len(student["cells"]) == len(original["cells"])
+    exercises = _exercises(original)
+    assert len(exercises) >= 2
+    for (answer, check), (stub, student_check) in zip(exercises, _exercises(student), strict=True):
+        stub_source = _source(stub)
+        ast.parse(stub_source)  # still valid Python
+        assert "raise NotImplementedError()" in stub_source
+        assert "BEGIN SOLUTION" not in stub_source
+        assert _docstring(stub_source) == _docstring(_source(answer))  # the task stays
+        surviving = _solution_lines(_source(answer)) & {
+            line.strip() for line in stub_source.splitlines()
+        }
+        assert not surviving, f"solution lines in the student edition: {surviving}"
+        assert _source(student_check) == _source(check)
+        assert _meta(student_check)["locked"] and _meta(student_check)["points"] > 0
+    for cell in student["cells"]:
+        if cell["cell_type"] == "code":
+            assert cell["outputs"] == [] and cell["execution_count"] is None
+
+
+def _max_points() -> int:
+    return sum(_meta(check)["points"] for path in NOTEBOOKS for _, check in _exercises(_read(path)))
+
+
+@pytest.mark.parametrize(("student", "expected"), [("solutions", "all"), ("untouched", "none")])
+def test_autograde_gives_the_solutions_full_marks_and_the_stubs_zero(
+    course: GradingRun, student: str, expected: str
+) -> None:
+    with gradebook_api.Gradebook(course.db_url) as gradebook:
+        submission = gradebook.find_submission(ASSIGNMENT, student)
+        assert submission.max_score == _max_points()
+        by_notebook = {nb.name: (nb.score, nb.max_score) for nb in submission.notebooks}
+        assert sorted(by_notebook) == [p.stem for p in NOTEBOOKS]
+        wanted = submission.max_score if expected == "all" else 0
+        assert submission.score == wanted, (STUDENTS[student], by_notebook)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_an_unfinished_exercise_says_not_done_yet_with_its_task_and_no_traceback(
+    path: Path, course: GradingRun
+) -> None:
+    graded = _read(course.autograded("untouched") / path.name)
+    for stub, check in _exercises(graded):
+        errors = [out for out in check["outputs"] if out["output_type"] == "error"]
+        assert len(errors) == 1, check["outputs"]
+        shown = "\n".join(errors[0]["traceback"])
+        assert errors[0]["ename"] == "CheckFailedError"
+        assert "not done yet" in shown and _docstring(_source(stub)) in shown, shown
+        assert "Traceback" not in shown and "File " not in shown, shown

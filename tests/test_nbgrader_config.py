@@ -1,0 +1,52 @@
+"""nbgrader_config.py: the checkout is an nbgrader course directory as it stands."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from nbgrader.converters import Autograde  # the `instructor` extra, which `make unit` installs
+from nbgrader.preprocessors import Execute
+from traitlets.config import Config
+from traitlets.config.loader import PyFileConfigLoader
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def config() -> Config:
+    # nbgrader reads the file this way; an exception here is one nbgrader would only log.
+    return PyFileConfigLoader("nbgrader_config.py", path=str(ROOT)).load_config()
+
+
+def test_the_notebooks_folder_is_the_assignment_and_student_is_the_release(config: Config) -> None:
+    assert config.CourseDirectory.source_directory == "."
+    assert (ROOT / "notebooks").is_dir()  # the assignment `notebooks`
+    assert config.CourseDirectory.release_directory == "student"
+
+
+def test_only_notebooks_are_handed_out(config: Config) -> None:
+    ignored = set(config.CourseDirectory.ignore)
+    others = {p.name for p in (ROOT / "notebooks").iterdir() if p.suffix != ".ipynb"}
+    others -= {".ipynb_checkpoints", "__pycache__"}
+    assert others <= ignored, f"would be copied to students: {others - ignored}"
+
+
+def test_cells_that_train_a_model_have_time(config: Config) -> None:
+    assert config.Execute.timeout >= 300
+
+
+def test_autograde_executes_without_output_widget_mimicry(config: Config) -> None:
+    steps = config.Autograde.autograde_preprocessors
+    defaults = Autograde.class_traits()["autograde_preprocessors"].default()
+    assert len(steps) == len(defaults) and Execute not in steps
+    pairs = zip(steps, defaults, strict=True)
+    (replaced,) = [step for step, default in pairs if step is not default]
+    assert issubclass(replaced, Execute)
+    assert replaced().widget_registry == {}  # no Output widget stand-in, so no shell sends
+    assert Execute().widget_registry  # which nbclient has by default
+
+
+def test_stubs_leave_the_task_to_the_docstring(config: Config) -> None:
+    stub = config.ClearSolutions.code_stub["python"]
+    assert stub.endswith("raise NotImplementedError()")
