@@ -127,10 +127,9 @@ portability: setup
 	done
 
 # Re-execute every notebook top to bottom and store its outputs (no timing metadata).
-# nbclient sometimes sees the reply to the cell after a widget cell only when its
-# timeout expires (jupyter/nbclient#312), then carries on: the timeout bounds that stall,
-# and must still exceed the longest cell (training in 09 and 10, about 40 s).
-# (nbval is not affected.)
+# The timeout must exceed the longest cell (training in 09 and 10, about 80 s on a slow
+# 2-core machine). (ipykernel 7 sometimes withheld the reply to a slider cell until this
+# timeout; requirements.txt keeps ipykernel 6.)
 notebooks: setup
 	$(BIN)/jupyter nbconvert --to notebook --execute --inplace \
 		--ExecutePreprocessor.record_timing=False --ExecutePreprocessor.timeout=120 $(NOTEBOOKS)

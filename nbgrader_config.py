@@ -12,25 +12,6 @@ autograded answer cell (its solution between ``### BEGIN SOLUTION`` and
 when the answer is wrong or missing.
 """
 
-from nbgrader.converters import Autograde
-from nbgrader.preprocessors import Execute
-
-
-class ExecuteWithoutOutputWidgets(Execute):
-    """nbgrader's Execute without nbclient's stand-in for the browser's Output widget.
-
-    Every ``interact`` slider has an Output widget. nbclient plays the browser's part for it
-    by sending the widget's state to the kernel on the shell socket, from one task, while
-    another task waits on that socket for the cell's reply; now and then the reply then
-    goes unseen until the cell's timeout (jupyter/nbclient#312), minutes lost per slider
-    cell. Grading needs no widget state: a slider's first plot stays a plain cell output.
-    """
-
-    def __init__(self, **kwargs: object) -> None:
-        super().__init__(**kwargs)
-        self.widget_registry = {}
-
-
 c = get_config()  # noqa: F821 -- nbgrader's config loader provides get_config
 
 # source/<assignment> would be nbgrader's default; here the assignment folder is
@@ -58,7 +39,3 @@ c.ClearSolutions.code_stub = {
 
 # nbgrader's default is 30 s a cell; notebooks 09 and 10 train a model in one cell.
 c.Execute.timeout = 300
-c.Autograde.autograde_preprocessors = [
-    ExecuteWithoutOutputWidgets if step is Execute else step
-    for step in Autograde.class_traits()["autograde_preprocessors"].default()
-]

@@ -5,8 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from nbgrader.converters import Autograde  # the `instructor` extra, which `make unit` installs
-from nbgrader.preprocessors import Execute
 from traitlets.config import Config
 from traitlets.config.loader import PyFileConfigLoader
 
@@ -34,17 +32,6 @@ def test_only_notebooks_are_handed_out(config: Config) -> None:
 
 def test_cells_that_train_a_model_have_time(config: Config) -> None:
     assert config.Execute.timeout >= 300
-
-
-def test_autograde_executes_without_output_widget_mimicry(config: Config) -> None:
-    steps = config.Autograde.autograde_preprocessors
-    defaults = Autograde.class_traits()["autograde_preprocessors"].default()
-    assert len(steps) == len(defaults) and Execute not in steps
-    pairs = zip(steps, defaults, strict=True)
-    (replaced,) = [step for step, default in pairs if step is not default]
-    assert issubclass(replaced, Execute)
-    assert replaced().widget_registry == {}  # no Output widget stand-in, so no shell sends
-    assert Execute().widget_registry  # which nbclient has by default
 
 
 def test_stubs_leave_the_task_to_the_docstring(config: Config) -> None:
