@@ -128,8 +128,8 @@ portability: setup
 
 # Re-execute every notebook top to bottom and store its outputs (no timing metadata).
 # The timeout must exceed the longest cell (training in 09 and 10, about 80 s on a slow
-# 2-core machine). (ipykernel 7 sometimes withheld the reply to a slider cell until this
-# timeout; requirements.txt keeps ipykernel 6.)
+# 2-core machine); now and then the reply to a slider cell comes only when it expires
+# (see the ipykernel pin in requirements.txt).
 notebooks: setup
 	$(BIN)/jupyter nbconvert --to notebook --execute --inplace \
 		--ExecutePreprocessor.record_timing=False --ExecutePreprocessor.timeout=120 $(NOTEBOOKS)
