@@ -1,16 +1,24 @@
-"""Argument checks shared by the public functions.
+"""The argument checks of every public entry point, in one place.
 
-Each check raises before torch can, with a message that names the argument,
-the shape or type it got and what it wanted.
+One rule for the whole package: a value of the wrong type (or a tensor of the wrong
+dtype) raises ``TypeError``; a value of the right type with the wrong shape, size or
+range raises ``ValueError``. Each message names the argument, what it got and what it
+wanted, and each check runs before torch could fail with a message of its own.
+Public functions and the ``forward`` of a model's outer module call these once; the
+layers inside a model trust their caller.
 """
 
 from __future__ import annotations
+
+import datetime
+import math
+from collections.abc import Sequence
 
 import torch
 
 
 def require_tensor(name: str, value: object) -> torch.Tensor:
-    """Return ``value`` if it is a tensor, else raise a ``TypeError`` naming ``name``."""
+    """``value`` if it is a tensor, else a ``TypeError`` naming ``name``."""
     if not isinstance(value, torch.Tensor):
         raise TypeError(f"{name} must be a torch.Tensor, got {type(value).__name__}")
     return value
@@ -28,7 +36,7 @@ def require_float_tensor(name: str, value: object) -> torch.Tensor:
 
 
 def require_min_ndim(name: str, tensor: torch.Tensor, ndim: int, layout: str) -> None:
-    """Raise a ``ValueError`` when ``tensor`` has fewer than ``ndim`` dimensions."""
+    """A ``ValueError`` when ``tensor`` has fewer than ``ndim`` dimensions."""
     if tensor.dim() < ndim:
         raise ValueError(
             f"{name} must have shape {layout} (at least {ndim} dims), "
@@ -36,37 +44,179 @@ def require_min_ndim(name: str, tensor: torch.Tensor, ndim: int, layout: str) ->
         )
 
 
+def require_width(name: str, value: object, width: int, ndim: int | None = None) -> torch.Tensor:
+    """A float tensor whose last dim is ``width`` (and, if given, with exactly ``ndim`` dims)."""
+    tensor = require_float_tensor(name, value)
+    if (ndim is not None and tensor.dim() != ndim) or tensor.dim() < 1 or tensor.shape[-1] != width:
+        layout = "(B, T, " if ndim == 3 else "(..., "
+        raise ValueError(f"{name} must have shape {layout}{width}), got {tuple(tensor.shape)}")
+    return tensor
+
+
 def require_dim_index(name: str, dim: int, ndim: int) -> int:
     """Normalise a possibly negative ``dim`` for a tensor of ``ndim`` dimensions."""
-    if not isinstance(dim, int) or isinstance(dim, bool):
-        raise TypeError(f"{name} must be an int, got {type(dim).__name__}")
+    require_int(name, dim)
     if not -ndim <= dim < ndim:
         raise ValueError(f"{name}={dim} is out of range for a tensor with {ndim} dims")
     return dim % ndim
 
 
-def require_token_ids(name: str, value: object) -> torch.Tensor:
-    """An integer tensor of token ids with shape ``(B, T)``, else a ``TypeError``/``ValueError``."""
+def require_int(name: str, value: object, minimum: int | None = None) -> int:
+    """An ``int`` (not ``bool``: ``TypeError``) of at least ``minimum`` (``ValueError``)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+    if minimum is not None and value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value}")
+    return value
+
+
+def require_positive_int(name: str, value: object) -> int:
+    """An ``int`` of at least 1."""
+    if require_int(name, value) < 1:
+        raise ValueError(f"{name} must be a positive int, got {value}")
+    return value
+
+
+def require_number(name: str, value: object) -> float:
+    """A real number (``int`` or ``float``, not ``bool``), else a ``TypeError``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name} must be a number, got {type(value).__name__}")
+    return float(value)
+
+
+def require_positive(name: str, value: object) -> float:
+    """A strictly positive, finite real number."""
+    number = require_number(name, value)
+    if not 0 < number < math.inf:
+        raise ValueError(f"{name} must be positive and finite, got {value}")
+    return number
+
+
+def require_dropout(name: str, value: object) -> float:
+    """A dropout probability in ``[0, 1)``."""
+    number = require_number(name, value)
+    if not 0.0 <= number < 1.0:
+        raise ValueError(f"{name} must be in [0, 1), got {value}")
+    return number
+
+
+def require_choice(name: str, value: object, allowed: Sequence[str]) -> str:
+    """One of the strings ``allowed``."""
+    if not isinstance(value, str):
+        raise TypeError(
+            f"{name} must be a str, one of {tuple(allowed)}, got {type(value).__name__}"
+        )
+    if value not in allowed:
+        raise ValueError(f"{name} must be one of {tuple(allowed)}, got {value!r}")
+    return value
+
+
+def require_choices(name: str, values: object, allowed: Sequence[str]) -> tuple[str, ...]:
+    """A non-empty sequence of strings drawn from ``allowed``."""
+    if isinstance(values, str) or not isinstance(values, Sequence):
+        raise TypeError(f"{name} must be a sequence drawn from {tuple(allowed)}, got {values!r}")
+    if not values:
+        raise ValueError(f"{name} must not be empty; choose from {tuple(allowed)}")
+    return tuple(require_choice(f"each of {name}", value, allowed) for value in values)
+
+
+def require_date(name: str, value: object) -> datetime.date:
+    """A ``datetime.date`` (a ``datetime.datetime`` is refused: its time would be dropped)."""
+    if not isinstance(value, datetime.date) or isinstance(value, datetime.datetime):
+        raise TypeError(f"{name} must be a datetime.date, got {type(value).__name__}")
+    return value
+
+
+def require_texts(name: str, value: object) -> list[str]:
+    """A list or tuple of strings (a lone string is refused: it is not a batch)."""
+    if isinstance(value, str) or not isinstance(value, (list, tuple)):
+        raise TypeError(f"{name} must be a list of str, got {type(value).__name__}")
+    for text in value:
+        if not isinstance(text, str):
+            raise TypeError(f"every item of {name} must be a str, got {type(text).__name__}")
+    return list(value)
+
+
+def require_token_ids(name: str, value: object, vocab_size: int | None = None) -> torch.Tensor:
+    """Integer token ids of shape ``(B, T)``, each in ``[0, vocab_size)`` when that is given.
+
+    A float or bool tensor is the wrong dtype (``TypeError``); the wrong number of dims or
+    an id outside the vocabulary is a ``ValueError``.
+    """
     ids = require_tensor(name, value)
-    if ids.dim() != 2 or ids.is_floating_point() or ids.dtype == torch.bool:
+    if ids.is_floating_point() or ids.is_complex() or ids.dtype == torch.bool:
+        raise TypeError(f"{name} must be integer token ids, got dtype {ids.dtype}")
+    if ids.dim() != 2:
+        raise ValueError(f"{name} must have shape (B, T), got {tuple(ids.shape)}")
+    if vocab_size is not None and ids.numel() and (ids.min() < 0 or ids.max() >= vocab_size):
         raise ValueError(
-            f"{name} must be integer ids of shape (B, T), got dtype {ids.dtype} "
-            f"and shape {tuple(ids.shape)}"
+            f"{name} holds ids outside [0, {vocab_size}): "
+            f"min {int(ids.min())}, max {int(ids.max())}"
         )
     return ids
 
 
-def require_positive_int(name: str, value: object) -> int:
-    """A strictly positive ``int`` (``bool`` is refused), else a ``ValueError`` naming ``name``."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{name} must be a positive int, got {value!r}")
-    return value
+def require_bool_mask(name: str, value: object) -> torch.Tensor:
+    """A ``torch.bool`` tensor (attnlib's masks: **True = may attend**)."""
+    mask = require_tensor(name, value)
+    if mask.dtype != torch.bool:
+        raise TypeError(
+            f"{name} must have dtype torch.bool (True = may attend), got {mask.dtype}; "
+            "an additive float mask is not accepted: build a bool one with attnlib.masks"
+        )
+    return mask
 
 
-def require_positive(name: str, value: float) -> float:
-    """A strictly positive, finite real number."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"{name} must be a number, got {type(value).__name__}")
-    if not value > 0 or value == float("inf"):
-        raise ValueError(f"{name} must be positive and finite, got {value}")
-    return float(value)
+def require_attention_mask(mask: object, scores_shape: torch.Size) -> torch.Tensor:
+    """A bool mask that broadcasts to the scores ``(..., T_q, T_k)``."""
+    mask = require_bool_mask("mask", mask)
+    try:
+        broadcast = torch.broadcast_shapes(mask.shape, scores_shape)
+    except RuntimeError:
+        broadcast = None
+    if broadcast != scores_shape:
+        raise ValueError(
+            f"mask of shape {tuple(mask.shape)} does not broadcast to the attention scores "
+            f"of shape {tuple(scores_shape)} (..., T_q, T_k)"
+        )
+    return mask
+
+
+def require_attention_inputs(
+    q: object, k: object, v: object, mask: object, dropout_p: object, scale: object
+) -> tuple[torch.Tensor | None, float]:
+    """The checks every attention function makes; returns the mask and the scale to use.
+
+    Shapes:
+        q: ``(..., T_q, d_k)``, k: ``(..., T_k, d_k)``, v: ``(..., T_k, d_v)``, leading
+        dims broadcastable; mask broadcastable to ``(..., T_q, T_k)``.
+    """
+    q, k, v = (require_float_tensor(name, x) for name, x in (("q", q), ("k", k), ("v", v)))
+    for name, tensor, layout in (("q", q, "d_k"), ("k", k, "d_k"), ("v", v, "d_v")):
+        require_min_ndim(name, tensor, 2, f"(..., T, {layout})")
+    if not q.dtype == k.dtype == v.dtype:
+        raise TypeError(f"q, k and v must share a dtype, got {q.dtype}, {k.dtype}, {v.dtype}")
+    if q.shape[-1] != k.shape[-1]:
+        raise ValueError(
+            f"q and k must have the same last dim d_k, got q shape {tuple(q.shape)} "
+            f"and k shape {tuple(k.shape)}"
+        )
+    if k.shape[-2] != v.shape[-2]:
+        raise ValueError(
+            f"k and v must have the same length T_k (dim -2), got k shape {tuple(k.shape)} "
+            f"and v shape {tuple(v.shape)}"
+        )
+    try:
+        batch = torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    except RuntimeError:
+        raise ValueError(
+            f"the leading dims of q {tuple(q.shape)}, k {tuple(k.shape)} and v "
+            f"{tuple(v.shape)} do not broadcast"
+        ) from None
+    require_dropout("dropout_p", dropout_p)
+    if mask is not None:
+        mask = require_attention_mask(mask, torch.Size((*batch, q.shape[-2], k.shape[-2])))
+    if scale is None:
+        # 1/sqrt(d_k); with d_k = 0 there is nothing to scale and no score to divide.
+        return mask, 1.0 / math.sqrt(max(q.shape[-1], 1))
+    return mask, require_number("scale", scale)

@@ -1,4 +1,7 @@
-"""Scaled dot-product attention: the function every attention module in attnlib calls."""
+"""Scaled dot-product attention: the function every attention module in attnlib calls.
+
+Notebook 04.
+"""
 
 from __future__ import annotations
 

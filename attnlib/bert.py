@@ -7,6 +7,8 @@ position embeddings added to the token embeddings together with a "segment"
 on both sides. :meth:`BertModel.load_huggingface_weights` takes the weights of any
 BERT-style checkpoint by their published names, so a pretrained model runs in these
 modules unchanged.
+
+Notebook 11.
 """
 
 from __future__ import annotations

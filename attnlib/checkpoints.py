@@ -1,4 +1,7 @@
-"""Saving and loading models: the config and the weights in one file, written atomically."""
+"""Saving and loading models: the config and the weights in one file, written atomically.
+
+Notebook 09.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +13,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from attnlib.device import default_dtype
+from attnlib._device import default_dtype
 from attnlib.gpt import GPT, GPTConfig
 from attnlib.transformer import Transformer, TransformerConfig
 

@@ -1,4 +1,7 @@
-"""The Transformer decoder: masked self-attention, cross-attention to the encoder, and an FFN."""
+"""The Transformer decoder: masked self-attention, cross-attention to the encoder, and an FFN.
+
+Notebook 08.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""Decoding an encoder–decoder Transformer: greedy and (length-normalised) beam search, batched."""
+"""Decoding an encoder–decoder Transformer: greedy and (length-normalised) beam search, batched.
+
+Notebook 09.
+"""
 
 from __future__ import annotations
 

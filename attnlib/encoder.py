@@ -1,4 +1,7 @@
-"""The Transformer encoder: self-attention and a feed-forward network, each in a residual block."""
+"""The Transformer encoder: self-attention and a feed-forward network, each in a residual block.
+
+Notebook 08.
+"""
 
 from __future__ import annotations
 

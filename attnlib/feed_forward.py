@@ -1,4 +1,7 @@
-"""The position-wise feed-forward network: the Transformer block's non-linearity."""
+"""The position-wise feed-forward network: the Transformer block's non-linearity.
+
+Notebook 08.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""A decoder-only Transformer (GPT): causal self-attention, trained to predict the next token."""
+"""A decoder-only Transformer (GPT): causal self-attention, trained to predict the next token.
+
+Notebook 10.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +16,7 @@ from attnlib.kv_cache import KVCache
 from attnlib.masks import causal_mask
 from attnlib.multi_head import MultiHeadAttention
 from attnlib.residual import Residual
+from attnlib.sampling import sample_next_token
 
 
 @dataclass(frozen=True)
@@ -199,7 +203,7 @@ class GPT(nn.Module):
         caches = [KVCache() for _ in self.blocks] if use_cache else None
         logits, _ = self._run(idx[:, -block:], caches)
         for step in range(max_new_tokens):
-            next_token = _sample(logits[:, -1], temperature, top_k, generator)  # (B, 1)
+            next_token = sample_next_token(logits[:, -1], temperature, top_k, generator)  # (B, 1)
             idx = torch.cat([idx, next_token], dim=1)
             if step == max_new_tokens - 1:
                 break
@@ -210,36 +214,3 @@ class GPT(nn.Module):
                 logits, _ = self._run(idx[:, -block:], check_ids=False)
         self.train(was_training)
         return idx
-
-
-def next_token_probs(
-    logits: torch.Tensor, temperature: float, top_k: int | None = None
-) -> torch.Tensor:
-    r"""The distribution a sampler draws the next token from.
-
-    .. math::
-
-        p_i \propto \exp(z_i / T) \text{ for the } k \text{ largest } z_i, \quad 0 \text{ otherwise}
-
-    ``temperature = 0`` puts all the mass on the largest logit (greedy).
-
-    Shapes:
-        logits: ``(..., V)``; returns ``(..., V)``, summing to 1 over the last dim.
-    """
-    if temperature == 0:
-        return F.one_hot(logits.argmax(dim=-1), logits.shape[-1]).to(logits.dtype)
-    scaled = logits / temperature
-    if top_k is not None:
-        kth = torch.topk(scaled, min(top_k, scaled.shape[-1]), dim=-1).values[..., -1:]  # (..., 1)
-        scaled = scaled.masked_fill(scaled < kth, -torch.inf)
-    return torch.softmax(scaled, dim=-1)
-
-
-def _sample(
-    logits: torch.Tensor, temperature: float, top_k: int | None, generator: torch.Generator | None
-) -> torch.Tensor:
-    """One token per row from ``logits (B, V)``: argmax at temperature 0, else a draw."""
-    if temperature == 0:
-        return logits.argmax(dim=-1, keepdim=True)
-    probs = next_token_probs(logits, temperature, top_k)  # (B, V)
-    return torch.multinomial(probs, 1, generator=generator)  # (B, 1)

@@ -1,4 +1,7 @@
-"""A key/value cache: the keys and values of earlier positions, kept between decoding steps."""
+"""A key/value cache: the keys and values of earlier positions, kept between decoding steps.
+
+Notebooks 10 and 12.
+"""
 
 from __future__ import annotations
 

@@ -3,6 +3,8 @@
 Masks broadcast to ``(B, H, T_q, T_k)``, as in
 ``torch.nn.functional.scaled_dot_product_attention``. (``torch.nn.MultiheadAttention``
 uses the opposite polarity, ``True`` = blocked.)
+
+Notebook 07.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""Multi-head attention: h heads of width d_model/h attend in parallel, then W^O mixes them."""
+"""Multi-head attention: h heads of width d_model/h attend in parallel, then W^O mixes them.
+
+Notebook 05.
+"""
 
 from __future__ import annotations
 

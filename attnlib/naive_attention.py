@@ -1,4 +1,7 @@
-"""Naive self-attention: every position mixes all positions, weighted by raw dot products."""
+"""Naive self-attention: every position mixes all positions, weighted by raw dot products.
+
+Notebook 03.
+"""
 
 from __future__ import annotations
 

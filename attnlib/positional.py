@@ -1,4 +1,7 @@
-"""Positional information: sinusoidal encodings, learned embeddings and rotary embeddings (RoPE)."""
+"""Positional information: sinusoidal encodings, learned embeddings and rotary embeddings (RoPE).
+
+Notebook 06.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""A residual connection with LayerNorm, in the paper's post-norm or the common pre-norm order."""
+"""A residual connection with LayerNorm, in the paper's post-norm or the common pre-norm order.
+
+Notebook 08.
+"""
 
 from __future__ import annotations
 

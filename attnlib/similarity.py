@@ -1,4 +1,7 @@
-"""Dot products and cosine similarity: the score that attention is built on."""
+"""Dot products and cosine similarity: the score that attention is built on.
+
+Notebook 01.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""One attention head with learned projections W^Q, W^K, W^V (notebook 04)."""
+"""One attention head with learned projections W^Q, W^K, W^V.
+
+Notebook 04.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +12,7 @@ from attnlib._validate import require_float_tensor, require_min_ndim
 from attnlib.attention import scaled_dot_product_attention
 
 
-class Attention(nn.Module):
+class AttentionHead(nn.Module):
     r"""A single attention head: project, then scaled dot-product attention.
 
     .. math::
@@ -79,8 +82,8 @@ class Attention(nn.Module):
         return scaled_dot_product_attention(q, k, v, mask=mask, dropout_p=dropout_p)
 
 
-class SelfAttention(Attention):
-    """:class:`Attention` where one sequence supplies queries, keys and values.
+class SelfAttention(AttentionHead):
+    """:class:`AttentionHead` where one sequence supplies queries, keys and values.
 
     Shapes:
         x: ``(..., T, d_model)``; returns ``out (..., T, d_v)`` and ``weights (..., T, T)``.

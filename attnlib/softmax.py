@@ -1,4 +1,7 @@
-"""Softmax: turning a row of scores into weights that are positive and sum to 1."""
+"""Softmax: turning a row of scores into weights that are positive and sum to 1.
+
+Notebook 02.
+"""
 
 from __future__ import annotations
 

@@ -17,6 +17,8 @@ After the last block, :math:`\operatorname{softmax}(s)_j = e^{s_j - m} / \ell`.
 same rescaling to the weighted sum of values, so the output can be accumulated block by
 block of keys and divided by :math:`\ell` at the end. Only a ``(block, block)`` tile of
 scores exists at any time.
+
+Notebook 12.
 """
 
 from __future__ import annotations
@@ -27,8 +29,11 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from attnlib._validate import require_float_tensor, require_positive_int
-from attnlib.attention import _require_attention_inputs, _require_mask, _scores_shape
+from attnlib._validate import (
+    require_attention_inputs,
+    require_float_tensor,
+    require_positive_int,
+)
 
 
 @dataclass(frozen=True, eq=False)
@@ -136,13 +141,13 @@ def tiled_attention(
         q: ``(..., T_q, d_k)``, k: ``(..., T_k, d_k)``, v: ``(..., T_k, d_v)``;
         returns ``(..., T_q, d_v)``.
     """
-    scale = _require_attention_inputs(q, k, v, dropout_p, scale)
+    mask, scale = require_attention_inputs(q, k, v, mask, dropout_p, scale)
     require_positive_int("block_size", block_size)
     batch = torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
     t_q, t_k, d_k, d_v = q.shape[-2], k.shape[-2], q.shape[-1], v.shape[-1]
     if mask is not None:
         # A view with every broadcast dim spelled out, so that slicing a tile of it works.
-        mask = _require_mask(mask, _scores_shape(q, k)).expand(*batch, t_q, t_k)
+        mask = mask.expand(*batch, t_q, t_k)
     # Every (batch, head) pair is an independent problem: flatten them into one dim N so
     # that each tile is a single batched matrix product. Scaling q once is cheaper than S.
     q = (q * scale).expand(*batch, t_q, d_k).reshape(-1, t_q, d_k)  # (N, T_q, d_k)

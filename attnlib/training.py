@@ -1,4 +1,7 @@
-"""Training support: label-smoothed cross-entropy, the warm-up schedule, and a seeded loop."""
+"""Training support: label-smoothed cross-entropy, the warm-up schedule, and a seeded loop.
+
+Notebook 09.
+"""
 
 from __future__ import annotations
 

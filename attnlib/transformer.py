@@ -1,4 +1,7 @@
-"""The encoder–decoder Transformer: embeddings, positions, encoder, decoder, output projection."""
+"""The encoder–decoder Transformer: embeddings, positions, encoder, decoder, output projection.
+
+Notebook 09.
+"""
 
 from __future__ import annotations
 

@@ -29,7 +29,8 @@ import torch
 import torch.nn.functional as F
 
 import attnlib
-from attnlib.attention_cost import METHODS, BenchmarkResults, attention_flops
+from attnlib.course import attention_cost
+from attnlib.course.attention_cost import METHODS, BenchmarkResults, attention_flops
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS_FILE = ROOT / "attnlib" / "data" / "attention_benchmark.json"
@@ -198,7 +199,7 @@ def main(argv: list[str] | None = None) -> None:
     print(report(results))
     if not args.no_save:
         results.save(RESULTS_FILE)
-        figure = attnlib.plot_benchmark_results(results)
+        figure = attention_cost.plot_benchmark_results(results)
         figure.savefig(FIGURE_FILE, dpi=110, metadata={"Software": None})
         print(f"\nwrote {RESULTS_FILE.relative_to(ROOT)} and {FIGURE_FILE.relative_to(ROOT)}")
 

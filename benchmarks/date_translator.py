@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import torch
 
-from attnlib import dates
+from attnlib.course import date_translator, dates
 
 
 def main() -> None:
     print(f"torch threads: {torch.get_num_threads()}")
-    translator = dates.train_date_translator(seed=0)
+    translator = date_translator.train_date_translator(seed=0)
     history = translator.history
     assert history is not None
     _, heldout_dates = dates.split_dates(1000, seed=0)

@@ -13,7 +13,8 @@ import time
 
 import torch
 
-from attnlib import GPT, GPTConfig, train_char_gpt
+from attnlib import GPT, GPTConfig
+from attnlib.course.char_gpt import train_char_gpt
 
 NEW_TOKENS = 500
 REPETITIONS = 3

@@ -16,6 +16,8 @@ import time
 import torch
 
 import attnlib
+from attnlib.course import char_data
+from attnlib.formats import minilm
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -26,7 +28,7 @@ REPETITIONS = 5
 
 def benchmark_sentences(count: int = SENTENCES, seed: int = 0) -> list[str]:
     """Sentences of 5–40 words drawn from the course's own prose (a realistic length mix)."""
-    words = attnlib.load_course_text().split()
+    words = char_data.load_course_text().split()
     rng = random.Random(seed)
     return [" ".join(rng.choices(words, k=rng.randint(5, 40))) for _ in range(count)]
 
@@ -43,7 +45,7 @@ def main() -> None:
 
     print(f"torch {torch.__version__}, threads: {torch.get_num_threads()}")
     ours = attnlib.load_minilm()
-    reference = SentenceTransformer(str(attnlib.minilm_files()), device="cpu")
+    reference = SentenceTransformer(str(minilm.minilm_files()), device="cpu")
     sentences = benchmark_sentences()
 
     def encode_ours(texts: list[str]) -> torch.Tensor:
@@ -72,7 +74,7 @@ def main() -> None:
     print(f"  attnlib time / reference time: {ours_s / reference_s:.2f}x")
 
     embedding_diff = (our_embeddings - reference_embeddings).abs().max().item()
-    bert = AutoModel.from_pretrained(str(attnlib.minilm_files()), attn_implementation="eager")
+    bert = AutoModel.from_pretrained(str(minilm.minilm_files()), attn_implementation="eager")
     input_ids, real = ours.tokenize(sentences[:BATCH_SIZE])
     with torch.no_grad():
         their_weights = torch.stack(

@@ -24,8 +24,7 @@ from pathlib import Path
 
 import torch
 
-import attnlib
-from attnlib import dates
+from attnlib.course import char_gpt, date_tokenizer, date_translator, dates
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "portability"))
 import rounding_noise
@@ -110,7 +109,7 @@ TRANSLATOR_CLAIMS = {
 
 def translator_measures(run: Run) -> dict[str, float]:
     """Train the translator as notebook 09 does and measure every claim."""
-    translator = dates.train_date_translator(seed=run.seed, dtype=run.dtype)
+    translator = date_translator.train_date_translator(seed=run.seed, dtype=run.dtype)
     history = translator.history
     assert history is not None
     _, heldout = dates.split_dates(1000, seed=0)
@@ -126,9 +125,9 @@ def translator_measures(run: Run) -> dict[str, float]:
     predictions = translator.translate([text for text, _ in more])
     errors = sum(p != iso for (_, iso), p in zip(more, predictions, strict=True))
 
-    tok = dates.CharTokenizer()
+    tok = date_tokenizer.CharTokenizer()
     texts = list(FIELD_SPANS)
-    src, tgt_in, _ = dates.make_batch([(t, "2026-11-21") for t in texts], tok)
+    src, tgt_in, _ = date_tokenizer.make_batch([(t, "2026-11-21") for t in texts], tok)
     maps = translator.model.attention_maps(src, tgt_in)
     cross = maps.cross[0].mean(dim=1)  # (B, T, S): first decoder layer, mean of the heads
     masses, argmax_in_field = [], []
@@ -168,7 +167,7 @@ GPT_CLAIMS = {
 
 def gpt_measures(run: Run) -> dict[str, float]:
     """Train the character GPT as notebook 10 does and measure every claim."""
-    model, vocab, history = attnlib.train_char_gpt(seed=run.seed, dtype=run.dtype)
+    model, vocab, history = char_gpt.train_char_gpt(seed=run.seed, dtype=run.dtype)
     phrase = "the keys and values of the past"
     weights = model.attention_weights(vocab.encode(phrase)[None])  # layers × (1, H, T, T)
     length = len(phrase)

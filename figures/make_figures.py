@@ -21,6 +21,8 @@ import torch
 from matplotlib.figure import Figure
 
 import attnlib
+from attnlib.course import attention_cost as cost
+from attnlib.course import date_tokenizer, plots, sliders, word_vectors
 
 FIGURE_DIR = Path(__file__).resolve().parent
 DPI = 110
@@ -30,8 +32,8 @@ def softmax_saturation() -> Figure:
     """Scores [1, 2, 3, 4] and the same ×10: the softmax saturates and its gradient vanishes."""
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.6), sharey=True)
     for ax, scale in zip(axes, (1.0, 10.0), strict=True):
-        demo = attnlib.softmax_at_scale(scale)
-        attnlib.plot_distribution(
+        demo = sliders.softmax_at_scale(scale)
+        plots.plot_distribution(
             demo.probs,
             [f"{s:g}" for s in demo.scores.tolist()],
             title=f"softmax({scale:g} × [1, 2, 3, 4]): ‖J‖ = {demo.jacobian_norm:.2g}",
@@ -44,39 +46,39 @@ def softmax_saturation() -> Figure:
 
 def naive_attention_heatmap() -> Figure:
     """softmax(XXᵀ/√C) on GloVe vectors of three sentences that use "bears"."""
-    glove = attnlib.load_glove()
+    glove = word_vectors.load_glove()
     sentences = ["i love bears", "she bears the pain", "bears won the game"]
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))
     for ax, sentence in zip(axes, sentences, strict=True):
         tokens = sentence.split()
         x = glove.stack(tokens)  # (T, 50)
         weights = attnlib.softmax(x @ x.T / math.sqrt(x.shape[-1]))  # (T, T)
-        attnlib.plot_attention(weights, tokens, title=f"“{sentence}”: softmax(XXᵀ/√C)", ax=ax)
+        plots.plot_attention(weights, tokens, title=f"“{sentence}”: softmax(XXᵀ/√C)", ax=ax)
     fig.tight_layout()
     return fig
 
 
 def positional_encoding() -> Figure:
     """The sinusoidal table (base 10000) and one of its dimensions as a wave (notebook 06)."""
-    return attnlib.show_encoding_at(position=20, dimension=6, max_len=64, d_model=64)
+    return sliders.show_encoding_at(position=20, dimension=6, max_len=64, d_model=64)
 
 
 @functools.lru_cache(maxsize=1)
-def _date_translator() -> attnlib.dates.DateTranslator:
+def _date_translator() -> attnlib.course.date_translator.DateTranslator:
     # 300 steps already translate every format and align as the notebook's 600 do.
-    return attnlib.dates.train_date_translator(seed=0, steps=300)
+    return attnlib.course.date_translator.train_date_translator(seed=0, steps=300)
 
 
 def date_cross_attention() -> Figure:
     """Where the date translator's decoder looks while it writes each ISO character (09)."""
     translator = _date_translator()
     text = "Saturday, November 21, 2026"
-    src, tgt_in, _ = attnlib.dates.make_batch([(text, "2026-11-21")], translator.tokenizer)
+    src, tgt_in, _ = date_tokenizer.make_batch([(text, "2026-11-21")], translator.tokenizer)
     with torch.no_grad():
         cross = translator.model.attention_maps(src, tgt_in).cross[0].mean(dim=1)[0]  # (T, S)
     rows = [f"→{c}" for c in "2026-11-21"] + ["→<eos>"]
     fig, ax = plt.subplots(figsize=(11, 4.8))
-    attnlib.plot_attention(
+    plots.plot_attention(
         cross[:, : len(text)],
         rows,
         list(text),
@@ -93,12 +95,12 @@ def date_cross_attention() -> Figure:
 def minilm_head_view() -> Figure:
     """all-MiniLM-L6-v2 in attnlib: the previous-token head (layer 1, head 2) of notebook 11."""
     encoder = attnlib.load_minilm()
-    return attnlib.show_head_view(encoder, "The quick brown fox jumps over the lazy dog.", 1, 2)
+    return sliders.show_head_view(encoder, "The quick brown fox jumps over the lazy dog.", 1, 2)
 
 
 def attention_cost() -> Figure:
     """Time, GFLOP/s and peak memory of naive, tiled and fused attention (stored benchmark)."""
-    return attnlib.plot_benchmark_results(attnlib.load_benchmark_results())
+    return cost.plot_benchmark_results(cost.load_benchmark_results())
 
 
 FIGURES: dict[str, Callable[[], Figure]] = {

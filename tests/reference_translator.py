@@ -15,21 +15,21 @@ from pathlib import Path
 
 import torch
 
-from attnlib import dates
+from attnlib.course import date_translator
 
 DATA = Path(__file__).resolve().parents[1] / "attnlib"
-WEIGHTS_FILE = DATA / dates.REFERENCE_WEIGHTS
-HISTORY_FILE = DATA / dates.REFERENCE_HISTORY
+WEIGHTS_FILE = DATA / date_translator.REFERENCE_WEIGHTS
+HISTORY_FILE = DATA / date_translator.REFERENCE_HISTORY
 SEED = 0
 
 
 def main() -> None:
-    translator = dates.train_date_translator(seed=SEED)
+    translator = date_translator.train_date_translator(seed=SEED)
     history = translator.history
     assert history is not None
     translator.save(WEIGHTS_FILE)
     record = {
-        "recipe": f"attnlib.dates.train_date_translator(seed={SEED})",
+        "recipe": f"attnlib.course.date_translator.train_date_translator(seed={SEED})",
         "torch": torch.__version__,
         "losses": history.losses,
         "learning_rates": history.learning_rates,

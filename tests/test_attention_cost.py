@@ -10,7 +10,8 @@ import torch
 from matplotlib.figure import Figure
 
 import attnlib
-from attnlib import attention_flops, score_matrix_bytes
+from attnlib.course import attention_cost
+from attnlib.course.attention_cost import attention_flops, score_matrix_bytes
 from benchmarks import attention as benchmark
 
 
@@ -44,8 +45,8 @@ def test_score_matrix_bytes() -> None:
 
 
 def test_stored_results_are_complete_and_consistent() -> None:
-    results = attnlib.load_benchmark_results()
-    for method in attnlib.attention_cost.METHODS:
+    results = attention_cost.load_benchmark_results()
+    for method in attnlib.course.attention_cost.METHODS:
         assert len(results.seconds[method]) == len(results.lengths)
         assert all(s > 0 for s in results.seconds[method])
         assert len(results.extra_peak_bytes[method]) == len(results.memory_lengths)
@@ -62,11 +63,11 @@ def test_stored_results_are_complete_and_consistent() -> None:
 
 
 def test_results_round_trip_and_plot(tmp_path: Path) -> None:
-    results = attnlib.load_benchmark_results()
+    results = attention_cost.load_benchmark_results()
     path = tmp_path / "results.json"
     results.save(path)
-    assert attnlib.load_benchmark_results(path) == results
-    figure = attnlib.plot_benchmark_results(results)
+    assert attention_cost.load_benchmark_results(path) == results
+    figure = attention_cost.plot_benchmark_results(results)
     assert isinstance(figure, Figure) and len(figure.axes) == 3
     for ax in figure.axes:
         assert ax.get_title() and ax.get_xlabel() and ax.get_ylabel()
@@ -74,7 +75,7 @@ def test_results_round_trip_and_plot(tmp_path: Path) -> None:
 
 def test_benchmark_measures_every_method_on_small_inputs() -> None:
     seconds = benchmark.measure_times([64, 100], repetitions=2)
-    assert set(seconds) == set(attnlib.attention_cost.METHODS)
+    assert set(seconds) == set(attnlib.course.attention_cost.METHODS)
     assert all(len(times) == 2 and min(times) > 0 for times in seconds.values())
     assert benchmark.matmul_gflops(size=128, repetitions=2) > 0
 
@@ -88,7 +89,7 @@ def test_benchmark_memory_point_runs_in_a_fresh_process() -> None:
 
 
 def test_benchmark_report_lists_every_length() -> None:
-    results = attnlib.load_benchmark_results()
+    results = attention_cost.load_benchmark_results()
     text = benchmark.report(results)
     for length in results.lengths + results.memory_lengths:
         assert f"| {length} |" in text
@@ -98,7 +99,7 @@ def test_benchmark_report_lists_every_length() -> None:
 def test_every_method_of_the_benchmark_computes_attention() -> None:
     q, k, v = benchmark.random_qkv(300)
     expected = q.new_zeros(0)
-    for method in attnlib.attention_cost.METHODS:
+    for method in attnlib.course.attention_cost.METHODS:
         out = benchmark.attention_call(method, block_size=64)(q, k, v)
         if expected.numel():
             torch.testing.assert_close(out, expected, atol=2e-5, rtol=0)

@@ -3,8 +3,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from attnlib import CharVocabulary, GPTConfig, load_course_text, train_char_gpt
-from attnlib.char_lm import random_windows
+from attnlib import GPTConfig
+from attnlib.course.char_data import CharVocabulary, load_course_text, random_windows
+from attnlib.course.char_gpt import train_char_gpt
 
 
 def test_course_text_is_shipped() -> None:

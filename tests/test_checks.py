@@ -8,8 +8,8 @@ from collections.abc import Callable
 import pytest
 import torch
 
-import attnlib
-from attnlib import CheckResult
+from attnlib import checks
+from attnlib.checks import CheckResult
 
 
 def _not_done(*_: object) -> None:
@@ -152,67 +152,67 @@ def _tiled(q, k, v, block: int, subtract_max: bool) -> torch.Tensor:
 
 CHECKERS: list[tuple[Callable[..., CheckResult], Callable, Callable, str]] = [
     # checker, a right answer, a wrong answer, a phrase the report must contain
-    (attnlib.check_dot, lambda a, b: (a * b).sum(-1), lambda a, b: (a * b).sum(), "batch of 3"),
+    (checks.check_dot, lambda a, b: (a * b).sum(-1), lambda a, b: (a * b).sum(), "batch of 3"),
     (
-        attnlib.check_cosine_similarity,
+        checks.check_cosine_similarity,
         lambda a, b: (a * b).sum() / (a.norm() * b.norm()),
         lambda a, b: (a * b).sum() / a.norm(),
         "same direction, different lengths",
     ),
-    (attnlib.check_score_table, lambda x: x @ x.T, lambda x: x.T @ x, "shape"),
-    (attnlib.check_softmax, _softmax_stable, _softmax_no_shift, "subtract the row maximum"),
+    (checks.check_score_table, lambda x: x @ x.T, lambda x: x.T @ x, "shape"),
+    (checks.check_softmax, _softmax_stable, _softmax_no_shift, "subtract the row maximum"),
     (
-        attnlib.check_softmax_jacobian,
+        checks.check_softmax_jacobian,
         lambda p: torch.diag(p) - torch.outer(p, p),
         lambda p: torch.diag(p) - p * p,
         "differs at index",
     ),
-    (attnlib.check_naive_self_attention, _naive, lambda x: _naive(x)[0], "pair (out, weights)"),
-    (attnlib.check_scaled_self_attention, _scaled, _naive, "math.sqrt"),
-    (attnlib.check_causal_self_attention, _causal, _naive, "-inf"),
-    (attnlib.check_scaled_dot_product_attention, _attend, _attend_scaled_by_d_v, "√d_k"),
+    (checks.check_naive_self_attention, _naive, lambda x: _naive(x)[0], "pair (out, weights)"),
+    (checks.check_scaled_self_attention, _scaled, _naive, "math.sqrt"),
+    (checks.check_causal_self_attention, _causal, _naive, "-inf"),
+    (checks.check_scaled_dot_product_attention, _attend, _attend_scaled_by_d_v, "√d_k"),
     (
-        attnlib.check_attention_head,
+        checks.check_attention_head,
         lambda x, w_q, w_k, w_v: _attend(x @ w_q, x @ w_k, x @ w_v),
         lambda x, w_q, w_k, w_v: _attend(x @ w_q, x @ w_k, x),
         "x @ w_v",
     ),
     (
-        attnlib.check_cross_attention,
+        checks.check_cross_attention,
         lambda y, x, w_q, w_k, w_v: _attend(y @ w_q, x @ w_k, x @ w_v),
         lambda y, x, w_q, w_k, w_v: _attend(x @ w_q, y @ w_k, y @ w_v),
         "queries come from y",
     ),
-    (attnlib.check_split_heads, _split, _split_wrong, "transpose(1, 2)"),
-    (attnlib.check_merge_heads, _merge, lambda x: x.reshape(x.shape[0], x.shape[2], -1), "reverse"),
+    (checks.check_split_heads, _split, _split_wrong, "transpose(1, 2)"),
+    (checks.check_merge_heads, _merge, lambda x: x.reshape(x.shape[0], x.shape[2], -1), "reverse"),
     (
-        attnlib.check_multi_head_attention,
+        checks.check_multi_head_attention,
         _mha,
         lambda *args: _mha(*args, scale_by_head=False),
         "1/√D",
     ),
-    (attnlib.check_sinusoidal_encoding, _pe, lambda t, d: _pe(t, d, base=1000.0), "10000"),
-    (attnlib.check_rotary, _rope, lambda x: _rope(x, base=1000.0), "10000"),
+    (checks.check_sinusoidal_encoding, _pe, lambda t, d: _pe(t, d, base=1000.0), "10000"),
+    (checks.check_rotary, _rope, lambda x: _rope(x, base=1000.0), "10000"),
     (
-        attnlib.check_causal_mask,
+        checks.check_causal_mask,
         lambda t: torch.ones(t, t, dtype=torch.bool).tril(),
         lambda t: torch.ones(t, t, dtype=torch.bool).triu(1),
         "True means 'may attend'",
     ),
     (
-        attnlib.check_padding_mask,
+        checks.check_padding_mask,
         _padding,
         lambda lengths, n: _padding(lengths, n)[:, 0, 0],
         "[:, None, None, :]",
     ),
     (
-        attnlib.check_feed_forward,
+        checks.check_feed_forward,
         lambda x, w1, b1, w2, b2: torch.relu(x @ w1 + b1) @ w2 + b2,
         lambda x, w1, b1, w2, b2: torch.relu(x @ w1 @ w2 + b2),
         "between the two linear maps",
     ),
     (
-        attnlib.check_layer_norm,
+        checks.check_layer_norm,
         lambda x: (
             (x - x.mean(-1, keepdim=True))
             / torch.sqrt(x.var(-1, keepdim=True, unbiased=False) + 1e-5)
@@ -221,73 +221,73 @@ CHECKERS: list[tuple[Callable[..., CheckResult], Callable, Callable, str]] = [
         "unbiased=False",
     ),
     (
-        attnlib.check_residual_block,
+        checks.check_residual_block,
         lambda x, f, pre: x + f(_ln(x)) if pre else _ln(x + f(x)),
         lambda x, f, pre: _ln(x + f(x)),
         "pre-norm",
     ),
     (
-        attnlib.check_label_smoothed_loss,
+        checks.check_label_smoothed_loss,
         lambda z, y, e: torch.nn.functional.cross_entropy(z, y, label_smoothing=e),
         lambda z, y, e: torch.nn.functional.cross_entropy(z, y),
         "ε",
     ),
     (
-        attnlib.check_warmup_schedule,
+        checks.check_warmup_schedule,
         lambda s, d, w: d**-0.5 * min(s**-0.5, s * w**-1.5),
         lambda s, d, w: d**-0.5 * s**-0.5,
         "linear rise",
     ),
     (
-        attnlib.check_temperature_probs,
+        checks.check_temperature_probs,
         lambda z, t: torch.softmax(z / t, -1),
         lambda z, t: torch.softmax(z * t, -1),
         "divide the logits",
     ),
     (
-        attnlib.check_top_k_logits,
+        checks.check_top_k_logits,
         lambda z, k: z.masked_fill(z < z.topk(k, -1).values[:, -1:], -torch.inf),
         lambda z, k: z.masked_fill(z <= z.topk(k, -1).values[:, -1:], -torch.inf),
         "k-th largest",
     ),
     (
-        attnlib.check_mean_pool,
+        checks.check_mean_pool,
         lambda h, m: (h * m[..., None]).sum(1) / m.sum(1, keepdim=True),
         lambda h, m: (h * m[..., None]).mean(1),
         "number of real tokens",
     ),
     (
-        attnlib.check_previous_token_share,
+        checks.check_previous_token_share,
         lambda w: w.diagonal(offset=-1, dim1=-2, dim2=-1).mean(-1),
         lambda w: w.diagonal(offset=-1, dim1=-2, dim2=-1).sum(-1) / w.shape[-1],
         "T-1",
     ),
     (
-        attnlib.check_semantic_search,
+        checks.check_semantic_search,
         lambda q, c, k: (c / c.norm(dim=1, keepdim=True) @ q).topk(k).indices,
         lambda q, c, k: (c @ q).topk(k).indices,
         "normalise the rows",
     ),
     (
-        attnlib.check_attention_flops,
+        checks.check_attention_flops,
         lambda bh, t_q, t_k, d: 4 * bh * t_q * t_k * d,
         lambda bh, t_q, t_k, d: 2 * bh * t_q * t_k * d,
         "4 FLOPs",
     ),
     (
-        attnlib.check_online_softmax_step,
+        checks.check_online_softmax_step,
         _online_step,
         _online_step_without_rescaling,
         "exp(m - m_new)",
     ),
     (
-        attnlib.check_tiled_attention,
+        checks.check_tiled_attention,
         lambda q, k, v, block: _tiled(q, k, v, block, subtract_max=True),
         lambda q, k, v, block: _tiled(q, k, v, block, subtract_max=False),
         "overflows",
     ),
     (
-        attnlib.check_masked_attention,
+        checks.check_masked_attention,
         _masked,
         lambda q, k, v, mask: _masked(q, k, v, mask, fill=-torch.inf),
         "NaN",
@@ -325,19 +325,19 @@ def test_learner_exception_is_reported_not_raised(checker, right, wrong, phrase)
 
 
 def test_softmax_without_stability_requirement_accepts_plain_formula() -> None:
-    assert attnlib.check_softmax(_softmax_no_shift, require_stable=False)
-    assert "NaN" in attnlib.check_softmax(_softmax_no_shift).message
+    assert checks.check_softmax(_softmax_no_shift, require_stable=False)
+    assert "NaN" in checks.check_softmax(_softmax_no_shift).message
 
 
 def test_transpose_of_a_batch_gets_a_specific_hint() -> None:
-    result = attnlib.check_naive_self_attention(_naive_reversing_all_dims)
+    result = checks.check_naive_self_attention(_naive_reversing_all_dims)
     assert "batch" in result.message and "transpose(-2, -1)" in result.message
 
 
 def test_non_tensor_results_and_non_functions_are_explained() -> None:
-    result = attnlib.check_softmax(lambda x: x.tolist())
+    result = checks.check_softmax(lambda x: x.tolist())
     assert "should be a torch.Tensor, but your function returned list" in result.message
-    assert "expected a function" in attnlib.check_dot(42).message  # type: ignore[arg-type]
+    assert "expected a function" in checks.check_dot(42).message  # type: ignore[arg-type]
 
 
 def test_checker_does_not_let_the_learner_mutate_its_cases() -> None:
@@ -345,27 +345,27 @@ def test_checker_does_not_let_the_learner_mutate_its_cases() -> None:
         x.zero_()
         return torch.softmax(x, -1)
 
-    attnlib.check_softmax(mutating_softmax)  # must not corrupt the next run's cases
-    assert attnlib.check_softmax(_softmax_stable)
+    checks.check_softmax(mutating_softmax)  # must not corrupt the next run's cases
+    assert checks.check_softmax(_softmax_stable)
 
 
 def test_report_is_printable_and_deterministic() -> None:
     first, second = (
-        attnlib.check_softmax(_softmax_no_shift),
-        attnlib.check_softmax(_softmax_no_shift),
+        checks.check_softmax(_softmax_no_shift),
+        checks.check_softmax(_softmax_no_shift),
     )
     assert str(first) == repr(first) == first.message == second.message
 
 
 def test_assert_passed_returns_a_passing_result_unchanged() -> None:
-    result = attnlib.check_softmax(_softmax_stable)
+    result = checks.check_softmax(_softmax_stable)
     assert result.assert_passed() is result
 
 
 @pytest.mark.parametrize("learner_fn", [_softmax_no_shift, _not_done, _crashes])
 def test_assert_passed_raises_the_report_alone(learner_fn: Callable) -> None:
-    result = attnlib.check_softmax(learner_fn)
-    with pytest.raises(attnlib.CheckFailedError) as caught:
+    result = checks.check_softmax(learner_fn)
+    with pytest.raises(checks.CheckFailedError) as caught:
         result.assert_passed()
     error = caught.value
     assert isinstance(error, AssertionError)  # what graders and pytest count as a failed check
@@ -381,12 +381,12 @@ def test_a_stub_without_a_message_is_reported_with_the_task_from_its_docstring()
         # nbgrader's stub: a bare NotImplementedError
         raise NotImplementedError()
 
-    result = attnlib.check_softmax(my_softmax)
+    result = checks.check_softmax(my_softmax)
     assert not result.done and not result.passed
     assert "not done yet (Softmax over the last dim, subtracting each row's maximum first.)" in (
         result.message
     )
-    undocumented = attnlib.check_softmax(lambda x: (_ for _ in ()).throw(NotImplementedError()))
+    undocumented = checks.check_softmax(lambda x: (_ for _ in ()).throw(NotImplementedError()))
     assert "not done yet." in undocumented.message and "()" not in undocumented.message
 
 
@@ -395,4 +395,4 @@ def test_a_stub_message_wins_over_the_docstring() -> None:
         """The docstring."""
         raise NotImplementedError("the message")
 
-    assert "not done yet (the message)" in attnlib.check_dot(my_dot).message
+    assert "not done yet (the message)" in checks.check_dot(my_dot).message

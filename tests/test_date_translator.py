@@ -9,7 +9,7 @@ import torch
 
 from attnlib import GPT, GPTConfig, Transformer, TransformerConfig, save_checkpoint
 from attnlib.checkpoints import CheckpointError
-from attnlib.dates import DateTranslator, train_date_translator
+from attnlib.course.date_translator import DateTranslator, train_date_translator
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,8 @@ import torch
 
 import attnlib
 from attnlib import resolve_device
-from attnlib.device import DEVICE_VARIABLE
+from attnlib._device import DEVICE_VARIABLE
+from attnlib.course import char_gpt
 
 
 def test_cpu_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -34,7 +35,7 @@ def test_unavailable_device_is_explained(monkeypatch: pytest.MonkeyPatch) -> Non
         resolve_device("cuda")
     monkeypatch.setenv(DEVICE_VARIABLE, "cuda:0")
     with pytest.raises(RuntimeError, match=f"unset {DEVICE_VARIABLE}"):
-        attnlib.train_char_gpt(steps=1)
+        char_gpt.train_char_gpt(steps=1)
 
 
 def test_nonsense_is_refused() -> None:
@@ -43,10 +44,10 @@ def test_nonsense_is_refused() -> None:
 
 
 def test_training_helpers_take_a_device_and_return_cpu_models() -> None:
-    model, _, history = attnlib.train_char_gpt(steps=2, device="cpu")
+    model, _, history = char_gpt.train_char_gpt(steps=2, device="cpu")
     assert len(history.losses) == 2
     assert {p.device.type for p in model.parameters()} == {"cpu"}
-    translator = attnlib.dates.train_date_translator(steps=2, device="cpu")
+    translator = attnlib.course.date_translator.train_date_translator(steps=2, device="cpu")
     assert {p.device.type for p in translator.model.parameters()} == {"cpu"}
 
 
@@ -56,7 +57,7 @@ def test_minilm_on_an_explicit_device(minilm: attnlib.SentenceEncoder) -> None:
 
 
 def test_training_dtype_is_float64_on_the_cpu_and_float32_elsewhere() -> None:
-    from attnlib.device import training_dtype
+    from attnlib._device import training_dtype
 
     assert training_dtype(torch.device("cpu")) == torch.float64
     assert training_dtype(torch.device("cuda")) == torch.float32
@@ -69,7 +70,7 @@ def test_training_dtype_is_float64_on_the_cpu_and_float32_elsewhere() -> None:
 
 
 def test_default_dtype_builds_modules_in_it_and_always_restores() -> None:
-    from attnlib.device import default_dtype
+    from attnlib._device import default_dtype
 
     before = torch.get_default_dtype()
     with default_dtype(torch.float64):
@@ -83,9 +84,9 @@ def test_default_dtype_builds_modules_in_it_and_always_restores() -> None:
 @pytest.mark.parametrize("dtype", [None, torch.float32])
 def test_training_helpers_train_in_float64_unless_told(dtype: torch.dtype | None) -> None:
     expected = torch.float64 if dtype is None else dtype
-    model, _, _ = attnlib.train_char_gpt(steps=2, dtype=dtype)
+    model, _, _ = char_gpt.train_char_gpt(steps=2, dtype=dtype)
     assert {p.dtype for p in model.parameters()} == {expected}
-    translator = attnlib.dates.train_date_translator(steps=2, dtype=dtype)
+    translator = attnlib.course.date_translator.train_date_translator(steps=2, dtype=dtype)
     assert {p.dtype for p in translator.model.parameters()} == {expected}
     assert translator.translate(["21.11.2026"])[0].isascii()  # decoding runs in that dtype
     assert torch.get_default_dtype() == torch.float32  # the global default is left alone

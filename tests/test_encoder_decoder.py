@@ -8,12 +8,7 @@ from torch import nn
 
 from attnlib.decoder import Decoder, DecoderLayer
 from attnlib.encoder import Encoder, EncoderLayer
-from attnlib.masks import (
-    causal_mask,
-    padding_mask,
-    to_torch_key_padding_mask,
-    to_torch_mha_mask,
-)
+from attnlib.masks import causal_mask, padding_mask, to_torch_key_padding_mask, to_torch_mha_mask
 from attnlib.multi_head import MultiHeadAttention
 from attnlib.residual import Residual
 

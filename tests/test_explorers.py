@@ -10,7 +10,9 @@ import torch
 from matplotlib.figure import Figure
 
 import attnlib
-from attnlib import (
+from attnlib import softmax, softmax_jacobian
+from attnlib.course import sliders
+from attnlib.course.sliders import (
     MASK_KINDS,
     dot_product_at_angle,
     encoding_at,
@@ -25,9 +27,7 @@ from attnlib import (
     show_sampling_distribution,
     show_scores_at_width,
     show_softmax_at_scale,
-    softmax,
     softmax_at_scale,
-    softmax_jacobian,
 )
 
 
@@ -193,17 +193,17 @@ def test_sampling_distribution_temperature_and_top_k() -> None:
 
 def test_online_softmax_progress_steps_to_the_softmax() -> None:
     scores = torch.tensor([1.0, 3.0, 0.5, 2.0, 6.0, 1.0, -1.0, 4.0, 2.5, 0.0])
-    nothing = attnlib.online_softmax_progress(scores, 3, 0)
+    nothing = sliders.online_softmax_progress(scores, 3, 0)
     assert nothing.running_max == -math.inf and nothing.running_sum == 0.0
     assert torch.equal(nothing.estimate, torch.zeros(10))
-    first = attnlib.online_softmax_progress(scores, 3, 1)
+    first = sliders.online_softmax_progress(scores, 3, 1)
     assert first.running_max == 3.0
     assert first.running_sum == pytest.approx(sum(math.exp(s - 3.0) for s in (1.0, 3.0, 0.5)))
     assert torch.equal(first.estimate[3:], torch.zeros(7))
-    done = attnlib.online_softmax_progress(scores, 3, 4)
+    done = sliders.online_softmax_progress(scores, 3, 4)
     assert done.running_max == 6.0
     torch.testing.assert_close(done.estimate, attnlib.softmax(scores))
     torch.testing.assert_close(done.final, attnlib.softmax(scores))
     with pytest.raises(ValueError, match="blocks_seen"):
-        attnlib.online_softmax_progress(scores, 3, 5)
-    assert isinstance(attnlib.show_online_softmax_progress(scores, 3, 2), Figure)
+        sliders.online_softmax_progress(scores, 3, 5)
+    assert isinstance(sliders.show_online_softmax_progress(scores, 3, 2), Figure)

@@ -329,7 +329,7 @@ def test_bad_config(changes: dict, match: str) -> None:
 
 
 def test_next_token_probs_is_what_generate_samples_from() -> None:
-    from attnlib.gpt import next_token_probs
+    from attnlib.sampling import next_token_probs
 
     logits = torch.tensor([[2.0, 1.0, 0.5, -1.0], [0.0, 3.0, 1.0, 2.0]])
     torch.testing.assert_close(next_token_probs(logits, 0.5), torch.softmax(logits / 0.5, -1))

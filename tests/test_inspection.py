@@ -6,8 +6,9 @@ import pytest
 import torch
 from matplotlib.figure import Figure
 
-import attnlib
-from attnlib import SentenceEncoder, layerwise_cosine, previous_token_share
+from attnlib import SentenceEncoder
+from attnlib.course import inspection, plots, sliders
+from attnlib.course.inspection import layerwise_cosine, previous_token_share
 
 SENTENCES = [
     "The quick brown fox jumps over the lazy dog.",
@@ -35,7 +36,7 @@ def test_previous_token_share_bad_input() -> None:
 
 
 def test_layer_1_head_2_is_a_previous_token_head(minilm: SentenceEncoder) -> None:
-    summary = attnlib.summarize_heads(minilm, SENTENCES)
+    summary = inspection.summarize_heads(minilm, SENTENCES)
     assert summary.previous.shape == summary.first.shape == (6, 12)
     assert summary.previous[0, 2] > 0.95
     assert int(summary.previous.argmax()) == 2  # flat index: layer 1 (row 0), head 2
@@ -43,22 +44,24 @@ def test_layer_1_head_2_is_a_previous_token_head(minilm: SentenceEncoder) -> Non
 
 
 def test_head_view(minilm: SentenceEncoder) -> None:
-    view = attnlib.head_view(minilm, SENTENCES[0], layer=1, head=2)
+    view = sliders.head_view(minilm, SENTENCES[0], layer=1, head=2)
     assert view.tokens[0] == "[CLS]" and view.tokens[-1] == "[SEP]"
     assert view.weights.shape == (len(view.tokens), len(view.tokens))
     assert view.previous_token_share > 0.95
     torch.testing.assert_close(view.weights.sum(-1), torch.ones(len(view.tokens)))
-    assert isinstance(attnlib.show_head_view(minilm, SENTENCES[0], 3, 7), Figure)
+    assert isinstance(sliders.show_head_view(minilm, SENTENCES[0], 3, 7), Figure)
     with pytest.raises(ValueError, match="layer"):
-        attnlib.head_view(minilm, SENTENCES[0], layer=0, head=0)
+        sliders.head_view(minilm, SENTENCES[0], layer=0, head=0)
     with pytest.raises(ValueError, match="head"):
-        attnlib.head_view(minilm, SENTENCES[0], layer=1, head=12)
+        sliders.head_view(minilm, SENTENCES[0], layer=1, head=12)
 
 
 def test_contextual_vectors_separate_the_verb_from_the_noun(minilm: SentenceEncoder) -> None:
-    noun = attnlib.contextual_vectors(minilm, "I love bears", "bears")
-    verb = attnlib.contextual_vectors(minilm, "She bears the pain", "bears")
-    other_noun = attnlib.contextual_vectors(minilm, "Grizzly bears live in the mountains.", "bears")
+    noun = inspection.contextual_vectors(minilm, "I love bears", "bears")
+    verb = inspection.contextual_vectors(minilm, "She bears the pain", "bears")
+    other_noun = inspection.contextual_vectors(
+        minilm, "Grizzly bears live in the mountains.", "bears"
+    )
     assert noun.shape == (7, 384)
     noun_verb = layerwise_cosine(noun, verb)
     noun_noun = layerwise_cosine(noun, other_noun)
@@ -75,12 +78,12 @@ def test_contextual_vectors_average_a_split_word(minilm: SentenceEncoder) -> Non
         hidden = minilm(input_ids, real).hidden_states[:, 0]
     expected = hidden[:, 1:3].mean(dim=1)  # after [CLS]
     torch.testing.assert_close(
-        attnlib.contextual_vectors(minilm, sentence, "Tokenization"), expected
+        inspection.contextual_vectors(minilm, sentence, "Tokenization"), expected
     )
     with pytest.raises(ValueError, match="is not in the tokens"):
-        attnlib.contextual_vectors(minilm, sentence, "bears")
+        inspection.contextual_vectors(minilm, sentence, "bears")
     with pytest.raises(ValueError, match="no WordPiece pieces"):
-        attnlib.contextual_vectors(minilm, sentence, "  ")
+        inspection.contextual_vectors(minilm, sentence, "  ")
 
 
 def test_layerwise_cosine_bad_shapes() -> None:
@@ -90,10 +93,10 @@ def test_layerwise_cosine_bad_shapes() -> None:
 
 def test_plot_attention_lines() -> None:
     weights = torch.tensor([[1.0, 0.0, 0.0], [0.9, 0.1, 0.0], [0.0, 0.01, 0.99]])
-    ax = attnlib.plot_attention_lines(weights, ["a", "b", "c"], title="lines")
+    ax = plots.plot_attention_lines(weights, ["a", "b", "c"], title="lines")
     # One line per weight >= min_weight: 1.0, 0.9, 0.1, 0.99 (0.01 is too faint to draw).
     assert len(ax.lines) == 4 and ax.get_title() == "lines" and ax.get_ylabel()
     with pytest.raises(ValueError, match="tokens has 2 entries"):
-        attnlib.plot_attention_lines(weights, ["a", "b"], title="x")
+        plots.plot_attention_lines(weights, ["a", "b"], title="x")
     with pytest.raises(ValueError, match=r"\(T, T\)"):
-        attnlib.plot_attention_lines(torch.ones(2, 3), ["a", "b"], title="x")
+        plots.plot_attention_lines(torch.ones(2, 3), ["a", "b"], title="x")

@@ -62,7 +62,8 @@ def test_padding_mask_from_ids_agrees_with_lengths() -> None:
         (lambda: padding_mask([1.5], 4), ValueError, r"lengths must be a 1-D sequence of ints"),
         (lambda: padding_mask([1], 0), ValueError, "max_len must be a positive int"),
         (lambda: padding_mask_from_ids([[1, 0]], 0), TypeError, "token_ids must be"),
-        (lambda: padding_mask_from_ids(torch.ones(2, 3), 0), ValueError, r"integer ids of shape"),
+        (lambda: padding_mask_from_ids(torch.ones(2, 3), 0), TypeError, r"integer token ids"),
+        (lambda: padding_mask_from_ids(torch.ones(3).long(), 0), ValueError, r"shape \(B, T\)"),
         (lambda: to_torch_mha_mask(torch.ones(2, 2)), TypeError, "mask must be a bool"),
         (lambda: to_torch_mha_mask(torch.ones(1, 2, 2, dtype=torch.bool)), ValueError, "num_heads"),
         (

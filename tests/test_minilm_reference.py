@@ -16,8 +16,9 @@ import numpy as np
 import pytest
 import torch
 
-import attnlib
 from attnlib import SentenceEncoder
+from attnlib.formats import minilm as minilm_format
+from attnlib.formats import safetensors_file
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # before huggingface_hub is imported
 
@@ -64,7 +65,9 @@ COMMON_RANGES = [
 
 @pytest.fixture(scope="module")
 def reference_model() -> sentence_transformers.SentenceTransformer:
-    return sentence_transformers.SentenceTransformer(str(attnlib.minilm_files()), device="cpu")
+    return sentence_transformers.SentenceTransformer(
+        str(minilm_format.minilm_files()), device="cpu"
+    )
 
 
 def random_texts(count: int, seed: int = 0) -> list[str]:
@@ -83,7 +86,7 @@ def random_texts(count: int, seed: int = 0) -> list[str]:
 def test_embeddings_equal_sentence_transformers(
     minilm: SentenceEncoder, reference_model: sentence_transformers.SentenceTransformer
 ) -> None:
-    stored = attnlib.load_minilm_reference()
+    stored = minilm_format.load_minilm_reference()
     sentences = [*stored.sentences, *MORE_SENTENCES]
     expected = reference_model.encode(sentences, normalize_embeddings=True, convert_to_tensor=True)
     got = minilm.encode(sentences)
@@ -92,7 +95,7 @@ def test_embeddings_equal_sentence_transformers(
 
 def test_attention_and_hidden_states_equal_transformers(minilm: SentenceEncoder) -> None:
     bert = transformers.AutoModel.from_pretrained(
-        str(attnlib.minilm_files()), attn_implementation="eager"
+        str(minilm_format.minilm_files()), attn_implementation="eager"
     ).eval()
     texts = ["The quick brown fox jumps over the lazy dog.", "Short one.", MORE_SENTENCES[8]]
     input_ids, real = minilm.tokenize(texts)  # a padded batch
@@ -115,7 +118,7 @@ def test_attention_and_hidden_states_equal_transformers(minilm: SentenceEncoder)
 def test_tokenizer_equals_the_reference_tokenizer(
     minilm: SentenceEncoder, reference_model: sentence_transformers.SentenceTransformer
 ) -> None:
-    texts = [*attnlib.load_minilm_reference().sentences, *MORE_SENTENCES, *random_texts(2000)]
+    texts = [*minilm_format.load_minilm_reference().sentences, *MORE_SENTENCES, *random_texts(2000)]
     expected = reference_model.tokenizer(texts, truncation=True, max_length=256)["input_ids"]
     mismatches = [
         (text, ids) for text, ids in zip(texts, expected, strict=True)
@@ -140,9 +143,9 @@ def test_stored_reference_is_current() -> None:
 def test_weights_read_as_the_safetensors_library_reads_them() -> None:
     from safetensors.torch import load_file
 
-    path = attnlib.minilm_files() / "model.safetensors"
+    path = minilm_format.minilm_files() / "model.safetensors"
     theirs = load_file(path)
-    ours = attnlib.read_safetensors(path)
+    ours = safetensors_file.read_safetensors(path)
     assert set(ours) == set(theirs)
     for name, tensor in theirs.items():
         assert ours[name].dtype == tensor.dtype and torch.equal(ours[name], tensor), name

@@ -180,7 +180,7 @@ def test_each_exercise_is_an_nbgrader_answer_then_a_graded_check(
         assert graded["points"] > 0
         assert graded["grade_id"] == _nbgrader(answer)["grade_id"] + "_check"
         last_line = _source(check).strip().splitlines()[-1]
-        assert "attnlib.check_" in last_line and last_line.endswith(".assert_passed()"), last_line
+        assert "checks.check_" in last_line and last_line.endswith(".assert_passed()"), last_line
         assert _text_of(check.get("outputs", [])).startswith("✓"), _source(check)
     for cell in notebook["cells"]:
         assert "solution" not in _tags(cell), "exercises are marked by nbgrader metadata"

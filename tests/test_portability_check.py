@@ -165,13 +165,14 @@ def test_float64_training_does_not_feel_the_noise_and_float32_training_does(
     # Why the course trains in float64: another CPU's rounding changes a float32 run far
     # more than a float64 one, which stays the same to any digit a notebook prints.
     import attnlib
+    from attnlib.course import char_gpt
 
     config = attnlib.GPTConfig(vocab_size=5, block_size=8, d_model=16, num_heads=2, num_layers=1)
     text = "".join("abcde"[i] for i in torch.randint(5, (400,), generator=torch.Generator()))
 
     def losses(dtype: torch.dtype, noisy: bool) -> list[float]:
         with rounding_noise.RoundingNoise(direction) if noisy else nullcontext():
-            history = attnlib.train_char_gpt(
+            history = char_gpt.train_char_gpt(
                 text, config, steps=60, batch_size=4, lr=1e-2, dtype=dtype
             )[2]
         return history.losses

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 import torch
 
-import attnlib
-from attnlib import read_safetensors
-from attnlib.safetensors_file import DTYPES, read_safetensors_header
+from attnlib.formats import minilm as minilm_format
+from attnlib.formats import safetensors_file
+from attnlib.formats.safetensors_file import DTYPES, read_safetensors, read_safetensors_header
 
 NAMES = {dtype: name for name, dtype in DTYPES.items()}
 
@@ -88,7 +88,7 @@ def test_header_offsets(tmp_path: Path) -> None:
 def test_malformed_files_are_refused(tmp_path: Path, content: bytes, message: str) -> None:
     path = tmp_path / "bad.safetensors"
     path.write_bytes(content)
-    with pytest.raises(attnlib.SafetensorsError, match=message):
+    with pytest.raises(safetensors_file.SafetensorsError, match=message):
         read_safetensors(path)
 
 
@@ -105,7 +105,7 @@ def test_inconsistent_entries_are_refused(tmp_path: Path, entry: dict, message: 
     header = json.dumps({"t": entry}).encode()
     path = tmp_path / "bad.safetensors"
     path.write_bytes(struct.pack("<Q", len(header)) + header + bytes(16))
-    with pytest.raises(attnlib.SafetensorsError, match=message):
+    with pytest.raises(safetensors_file.SafetensorsError, match=message):
         read_safetensors(path)
 
 
@@ -114,14 +114,14 @@ def test_sha256_matches_hashlib_and_verification(tmp_path: Path) -> None:
     content = bytes(range(256)) * 5000  # more than one read chunk
     path.write_bytes(content)
     digest = hashlib.sha256(content).hexdigest()
-    assert attnlib.file_sha256(path, chunk_bytes=4096) == digest
-    attnlib.verify_sha256(path, digest.upper())  # hex case does not matter
-    with pytest.raises(attnlib.ChecksumMismatchError, match="expected 00"):
-        attnlib.verify_sha256(path, "00" * 32)
+    assert safetensors_file.file_sha256(path, chunk_bytes=4096) == digest
+    safetensors_file.verify_sha256(path, digest.upper())  # hex case does not matter
+    with pytest.raises(safetensors_file.ChecksumMismatchError, match="expected 00"):
+        safetensors_file.verify_sha256(path, "00" * 32)
 
 
 def test_the_minilm_weight_file_reads_completely() -> None:
-    path = attnlib.minilm_files() / "model.safetensors"
+    path = minilm_format.minilm_files() / "model.safetensors"
     header, _ = read_safetensors_header(path)
     loaded = read_safetensors(path)
     assert set(loaded) == set(header)

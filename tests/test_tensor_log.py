@@ -7,7 +7,8 @@ import math
 import pytest
 import torch
 
-from attnlib import LoggedOp, TensorLog, scaled_dot_product_attention, tiled_attention
+from attnlib import scaled_dot_product_attention, tiled_attention
+from attnlib.course.tensor_log import LoggedOp, TensorLog
 
 
 def test_records_shapes_and_numbers_moved() -> None:

@@ -6,7 +6,7 @@ import torch
 import torch.nn.functional as F
 
 from attnlib import naive_self_attention
-from attnlib.toy_tasks import (
+from attnlib.course.toy_tasks import (
     LookupModel,
     LookupTask,
     NeighbourModel,

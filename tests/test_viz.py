@@ -5,8 +5,8 @@ import pytest
 import torch
 from matplotlib.axes import Axes
 
-import attnlib
-from attnlib import plot_attention, plot_distribution, plot_heatmap, plot_vectors_2d
+from attnlib.course import plots
+from attnlib.course.plots import plot_attention, plot_distribution, plot_heatmap, plot_vectors_2d
 
 
 def _assert_labelled(ax: Axes) -> None:
@@ -58,7 +58,7 @@ def test_vectors_2d() -> None:
 
 
 def test_format_table_labels_rows_and_columns_and_rounds() -> None:
-    table = attnlib.format_table(
+    table = plots.format_table(
         torch.tensor([[28.885051, -1e-9], [3.14159, 2.0]]), ["king", "queen"], digits=1
     )
     assert table.splitlines() == [
@@ -66,7 +66,7 @@ def test_format_table_labels_rows_and_columns_and_rounds() -> None:
         "king    28.9    0.0",
         "queen    3.1    2.0",
     ]
-    wide = attnlib.format_table(np.array([[1.0, 2.5]]), ["a"], ["first", "second"], digits=2)
+    wide = plots.format_table(np.array([[1.0, 2.5]]), ["a"], ["first", "second"], digits=2)
     assert wide.splitlines() == ["    first  second", "a    1.00    2.50"]
 
 
@@ -74,7 +74,7 @@ def test_format_table_is_the_same_for_values_a_rounding_apart() -> None:
     # What makes it portable: a float32 result one ulp either way prints the same.
     x = torch.tensor([[0.12345678]])
     up, down = torch.nextafter(x, x + 1), torch.nextafter(x, x - 1)
-    assert attnlib.format_table(up, ["r"]) == attnlib.format_table(down, ["r"])
+    assert plots.format_table(up, ["r"]) == plots.format_table(down, ["r"])
 
 
 @pytest.mark.parametrize(
@@ -90,4 +90,4 @@ def test_format_table_refuses_bad_input(
     matrix: torch.Tensor, rows: list[str], cols: list[str] | None, digits: int, match: str
 ) -> None:
     with pytest.raises(ValueError, match=match):
-        attnlib.format_table(matrix, rows, cols, digits=digits)
+        plots.format_table(matrix, rows, cols, digits=digits)

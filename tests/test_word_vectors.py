@@ -6,8 +6,8 @@ import sys
 import pytest
 import torch
 
-import attnlib.word_vectors as word_vectors_module
-from attnlib import WordVectors, analogy, load_glove, nearest_words
+import attnlib.course.word_vectors as word_vectors_module
+from attnlib.course.word_vectors import WordVectors, analogy, load_glove, nearest_words
 
 
 @pytest.fixture

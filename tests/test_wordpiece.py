@@ -8,7 +8,8 @@ import pytest
 import torch
 
 import attnlib
-from attnlib import WordPieceTokenizer, pre_tokenize
+from attnlib.formats import minilm as minilm_format
+from attnlib.formats.wordpiece import WordPieceTokenizer, pre_tokenize
 
 TINY_VOCABULARY = [
     "[PAD]", "[UNK]", "[CLS]", "[SEP]",
@@ -96,8 +97,10 @@ def test_bad_input(tiny: WordPieceTokenizer) -> None:
 def test_real_vocabulary_on_the_stored_reference_ids() -> None:
     # Ids computed by the reference (Rust) tokenizer, stored with the package; the live
     # comparison over many more strings is in test_minilm_reference.py.
-    tokenizer = WordPieceTokenizer.from_file(attnlib.minilm_files() / "vocab.txt", max_length=256)
-    reference = attnlib.load_minilm_reference()
+    tokenizer = WordPieceTokenizer.from_file(
+        minilm_format.minilm_files() / "vocab.txt", max_length=256
+    )
+    reference = minilm_format.load_minilm_reference()
     assert len(tokenizer) == 30522 and tokenizer.classify_id == 101
     for sentence, ids in zip(reference.sentences, reference.token_ids, strict=True):
         assert tokenizer.encode(sentence) == ids, sentence

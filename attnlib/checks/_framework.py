@@ -30,7 +30,7 @@ class CheckResult:
     def assert_passed(self) -> CheckResult:
         """Return this result when every case passed; otherwise raise :class:`CheckFailedError`.
 
-        A graded check cell ends with it (``attnlib.check_softmax(f).assert_passed()``):
+        A graded check cell ends with it (``checks.check_softmax(f).assert_passed()``):
         an autograder such as nbgrader scores a cell by whether it raised, and a learner
         still sees only the report, not a traceback.
         """

@@ -8,7 +8,8 @@ from collections.abc import Callable
 import torch
 
 from attnlib.attention import scaled_dot_product_attention
-from attnlib.checks._framework import Case, CheckResult, fixed_generator, randn64, run_cases
+from attnlib.checks import CheckResult
+from attnlib.checks._framework import Case, fixed_generator, randn64, run_cases
 from attnlib.masks import causal_mask, padding_mask
 from attnlib.multi_head import merge_heads, split_heads
 from attnlib.positional import apply_rotary, sinusoidal_encoding

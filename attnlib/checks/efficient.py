@@ -8,7 +8,8 @@ from collections.abc import Callable
 import torch
 
 from attnlib.attention import scaled_dot_product_attention
-from attnlib.checks._framework import Case, CheckResult, fixed_generator, randn64, run_cases, vec
+from attnlib.checks import CheckResult
+from attnlib.checks._framework import Case, fixed_generator, randn64, run_cases, vec
 from attnlib.tiled_attention import OnlineSoftmaxState, online_softmax_step
 
 

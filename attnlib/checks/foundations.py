@@ -7,7 +7,8 @@ from collections.abc import Callable
 
 import torch
 
-from attnlib.checks._framework import Case, CheckResult, fixed_generator, run_cases, vec
+from attnlib.checks import CheckResult
+from attnlib.checks._framework import Case, fixed_generator, run_cases, vec
 from attnlib.masks import causal_mask
 from attnlib.naive_attention import naive_self_attention
 from attnlib.similarity import cosine_similarity, dot

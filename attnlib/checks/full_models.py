@@ -6,7 +6,8 @@ from collections.abc import Callable
 
 import torch
 
-from attnlib.checks._framework import Case, CheckResult, fixed_generator, run_cases
+from attnlib.checks import CheckResult
+from attnlib.checks._framework import Case, fixed_generator, run_cases
 from attnlib.training import label_smoothed_cross_entropy, warmup_inverse_sqrt
 
 

@@ -7,8 +7,9 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
-from attnlib.checks._framework import Case, CheckResult, fixed_generator, randn64, run_cases
-from attnlib.inspection import previous_token_share
+from attnlib.checks import CheckResult
+from attnlib.checks._framework import Case, fixed_generator, randn64, run_cases
+from attnlib.course.inspection import previous_token_share
 from attnlib.sentence_encoder import mean_pool, semantic_search
 
 

@@ -7,7 +7,8 @@ from collections.abc import Callable
 import torch
 import torch.nn.functional as F
 
-from attnlib.checks._framework import Case, CheckResult, fixed_generator, randn64, run_cases
+from attnlib.checks import CheckResult
+from attnlib.checks._framework import Case, fixed_generator, randn64, run_cases
 
 
 def check_feed_forward(fn: Callable[..., torch.Tensor]) -> CheckResult:

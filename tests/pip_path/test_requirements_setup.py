@@ -57,7 +57,8 @@ def test_the_notebooks_models_and_data_are_installed(learner_setup: PipSetup) ->
     probe = _run(
         learner_setup,
         "-c",
-        "import attnlib; attnlib.load_glove(); attnlib.load_minilm(); print('ok')",
+        "import attnlib; from attnlib.course import word_vectors; "
+        "word_vectors.load_glove(); attnlib.load_minilm(); print('ok')",
     )
     assert probe.returncode == 0 and probe.stdout.strip() == "ok", probe.stderr[-2000:]
 

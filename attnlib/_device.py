@@ -12,7 +12,7 @@ until two machines end with visibly different models. In float64 they start hund
 millions of times smaller: the character GPT of notebook 10 then comes out the same, to
 every printed digit, on every machine; the date translator of notebook 09 goes through a
 sudden jump in what it has learned, which amplifies them anyway (see
-:func:`attnlib.dates.load_reference_translator`).
+:func:`attnlib.course.date_translator.load_reference_translator`).
 """
 
 from __future__ import annotations

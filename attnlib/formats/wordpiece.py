@@ -12,6 +12,8 @@ Two stages, as the uncased BERT models were trained with:
 
 A sentence is then framed as ``[CLS] pieces… [SEP]``; ``[CLS]`` is id 101 and ``[SEP]``
 102 in the standard BERT vocabulary.
+
+Notebook 11.
 """
 
 from __future__ import annotations

@@ -1,5 +1,7 @@
 """Looking inside a trained encoder: what each head attends to, and how a word's vector
 changes from layer to layer.
+
+Notebook 11.
 """
 
 from __future__ import annotations

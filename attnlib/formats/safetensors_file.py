@@ -10,6 +10,8 @@ The format is simple enough to read by hand, which is why pretrained models ship
 
 No code runs when such a file is read (unlike a pickled ``.pt`` file), and a file can
 be checked against a published SHA-256 digest before it is trusted.
+
+Notebook 11.
 """
 
 from __future__ import annotations

@@ -5,6 +5,8 @@ Inside ``with TensorLog() as log:`` PyTorch hands each torch operation to the lo
 it returns and how many numbers it read and wrote. Notebook 12 uses it to check that tiled
 attention never builds a ``T × T`` matrix, and to count the memory traffic of each way of
 attending.
+
+Notebook 12.
 """
 
 from __future__ import annotations

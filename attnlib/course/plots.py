@@ -2,6 +2,8 @@
 
 Each function draws on ``ax`` (or a new figure) and returns the ``Axes``, so a
 notebook can combine them; notebook cells end with ``plt.show()``.
+
+Notebooks 01 to 12.
 """
 
 from __future__ import annotations

@@ -5,6 +5,8 @@
   of naive attention sees no match at all, while learned W^Q, W^K can connect them.
 * **Neighbours** (05): for every token, name the token before it and the token after
   it: two relations at once, which two heads can split between them.
+
+Notebooks 04 and 05.
 """
 
 from __future__ import annotations

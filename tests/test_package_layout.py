@@ -1,0 +1,118 @@
+"""The package's file list reads as the course's table of contents, and stays readable."""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import attnlib
+
+PACKAGE = Path(attnlib.__file__).parent
+NOTEBOOKS = sorted((PACKAGE.parent / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+MODULES = sorted(p for p in PACKAGE.rglob("*.py") if "data" not in p.parts)
+# The concept modules, in the order the notebooks meet them.
+CONCEPTS = [
+    "similarity",
+    "softmax",
+    "naive_attention",
+    "attention",
+    "single_head",
+    "multi_head",
+    "positional",
+    "masks",
+    "feed_forward",
+    "residual",
+    "encoder",
+    "decoder",
+    "transformer",
+    "training",
+    "decoding",
+    "checkpoints",
+    "gpt",
+    "kv_cache",
+    "sampling",
+    "bert",
+    "sentence_encoder",
+    "tiled_attention",
+]
+
+
+def _name(path: Path) -> str:
+    return str(path.relative_to(PACKAGE.parent))
+
+
+def test_the_top_level_holds_the_concepts_and_three_sub_packages() -> None:
+    public = {p.stem for p in PACKAGE.glob("*.py") if not p.stem.startswith("_")}
+    assert public == set(CONCEPTS)
+    packages = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()}
+    assert packages == {"checks", "course", "formats"}
+
+
+@pytest.mark.parametrize("path", MODULES, ids=_name)
+def test_no_module_is_over_300_lines(path: Path) -> None:
+    assert len(path.read_text().splitlines()) <= 300
+
+
+@pytest.mark.parametrize(
+    "path",
+    [p for p in MODULES if p.name != "__init__.py" and not p.stem.startswith("_")],
+    ids=_name,
+)
+def test_each_module_docstring_names_its_notebook(path: Path) -> None:
+    doc = ast.get_docstring(ast.parse(path.read_text())) or ""
+    assert re.search(r"[Nn]otebooks? \d\d", doc), f"{_name(path)}: say which notebook it serves"
+
+
+def test_import_attnlib_does_not_load_matplotlib_or_the_course_support() -> None:
+    probe = (
+        "import sys, attnlib; print(sorted(m for m in sys.modules"
+        " if m.split('.')[0] in {'matplotlib', 'ipywidgets'}"
+        " or m.startswith(('attnlib.course', 'attnlib.checks'))))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == "[]"
+
+
+def test_the_top_level_exports_the_core_and_model_api_only() -> None:
+    assert 50 <= len(attnlib.__all__) <= 70
+    for name in attnlib.__all__:
+        module = getattr(attnlib, name).__module__
+        assert not module.startswith(("attnlib.course", "attnlib.checks")), name
+
+
+@pytest.mark.parametrize("path", MODULES, ids=_name)
+def test_no_module_imports_another_modules_private_names(path: Path) -> None:
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("attnlib"):
+            private = [a.name for a in node.names if a.name.startswith("_")]
+            assert not private, f"{_name(path)} imports {private} from {node.module}"
+
+
+def _code(notebook: Path) -> str:
+    cells = json.loads(notebook.read_text())["cells"]
+    return "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.name)
+def test_notebooks_import_one_way(notebook: Path) -> None:
+    code = _code(notebook)
+    # Modules are imported by name (`from attnlib.course import plots`) and called through.
+    for line in re.findall(r"^\s*from attnlib[\w.]* import .+$", code, re.M):
+        assert re.fullmatch(r"\s*from attnlib(\.course|\.formats)? import [a-z_, ]+", line), line
+        modules = [m.strip() for m in line.split(" import ")[1].split(",")]
+        package = line.split(" import ")[0].split()[-1]
+        for module in modules:
+            assert (PACKAGE.parent / package.replace(".", "/") / module).with_suffix(
+                ".py"
+            ).exists() or (PACKAGE.parent / package.replace(".", "/") / module).is_dir(), line
+    calls = re.sub(r"^\s*(from|import) attnlib.*$", "", code, flags=re.M)
+    for name in set(re.findall(r"\battnlib\.(\w+)", calls)):
+        assert name in attnlib.__all__, f"attnlib.{name} is not part of the core API"
