@@ -53,6 +53,35 @@ def require_width(name: str, value: object, width: int, ndim: int | None = None)
     return tensor
 
 
+def require_sequence(
+    name: str, value: object, width: int, max_len: int | None = None
+) -> torch.Tensor:
+    """A float tensor ``(..., T, width)``, with ``T <= max_len`` when that is given."""
+    tensor = require_float_tensor(name, value)
+    if tensor.dim() < 2 or tensor.shape[-1] != width:
+        raise ValueError(f"{name} must have shape (..., T, {width}), got {tuple(tensor.shape)}")
+    if max_len is not None and tensor.shape[-2] > max_len:
+        raise ValueError(f"{name} has {tensor.shape[-2]} positions, more than max_len={max_len}")
+    return tensor
+
+
+def require_same_width(
+    a_name: str, a: object, b_name: str, b: object
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Two float tensors ``(..., n)`` with the same ``n`` and leading dims that broadcast."""
+    a, b = require_float_tensor(a_name, a), require_float_tensor(b_name, b)
+    require_min_ndim(a_name, a, 1, "(..., n)")
+    require_min_ndim(b_name, b, 1, "(..., n)")
+    got = f"got {a_name} shape {tuple(a.shape)} and {b_name} shape {tuple(b.shape)}"
+    if a.shape[-1] != b.shape[-1]:
+        raise ValueError(f"{a_name} and {b_name} must have the same last dimension, {got}")
+    try:
+        torch.broadcast_shapes(a.shape, b.shape)
+    except RuntimeError:
+        raise ValueError(f"the shapes of {a_name} and {b_name} do not broadcast, {got}") from None
+    return a, b
+
+
 def require_dim_index(name: str, dim: int, ndim: int) -> int:
     """Normalise a possibly negative ``dim`` for a tensor of ``ndim`` dimensions."""
     require_int(name, dim)
@@ -74,6 +103,13 @@ def require_positive_int(name: str, value: object) -> int:
     """An ``int`` of at least 1."""
     if require_int(name, value) < 1:
         raise ValueError(f"{name} must be a positive int, got {value}")
+    return value
+
+
+def require_even(name: str, value: int) -> int:
+    """An even ``int`` (dims that come in pairs: sin/cos, rotation planes)."""
+    if require_int(name, value) % 2:
+        raise ValueError(f"{name} must be even (dims come in pairs), got {value}")
     return value
 
 
@@ -156,15 +192,54 @@ def require_token_ids(name: str, value: object, vocab_size: int | None = None) -
     return ids
 
 
+def require_length(name: str, ids: torch.Tensor, max_len: int, min_len: int = 1) -> torch.Tensor:
+    """Token ids ``(B, T)`` with ``min_len <= T <= max_len``, the longest sequence a model takes.
+
+    Check ``ids`` with :func:`require_token_ids` first.
+    """
+    if not min_len <= ids.shape[-1] <= max_len:
+        raise ValueError(
+            f"{name} must hold {min_len} to {max_len} tokens (max_len), "
+            f"got shape {tuple(ids.shape)}"
+        )
+    return ids
+
+
+def require_text(name: str, value: object) -> str:
+    """A ``str`` (one text), else a ``TypeError`` naming ``name``."""
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a str, got {type(value).__name__}")
+    return value
+
+
+def require_id_sequence(name: str, value: object, vocab_size: int) -> list[int]:
+    """One sequence of ids in ``[0, vocab_size)``: a list or tuple of ints or a ``(T,)`` tensor."""
+    if isinstance(value, (list, tuple)):
+        if any(isinstance(i, bool) or not isinstance(i, int) for i in value):
+            raise TypeError(f"every item of {name} must be an int, got {value!r:.80}")
+        value = torch.tensor(value, dtype=torch.long)
+    if not isinstance(value, torch.Tensor):
+        raise TypeError(
+            f"{name} must be a list of ints or a (T,) tensor, got {type(value).__name__}"
+        )
+    ids = require_token_ids(name, value.reshape(1, -1), vocab_size)
+    if value.dim() != 1:
+        raise ValueError(f"{name} must have shape (T,), one sequence, got {tuple(value.shape)}")
+    return ids[0].tolist()
+
+
 def require_bool_mask(name: str, value: object) -> torch.Tensor:
     """A ``torch.bool`` tensor (attnlib's masks: **True = may attend**)."""
-    mask = require_tensor(name, value)
-    if mask.dtype != torch.bool:
+    if not isinstance(value, torch.Tensor):
         raise TypeError(
-            f"{name} must have dtype torch.bool (True = may attend), got {mask.dtype}; "
+            f"{name} must be a bool torch.Tensor (True = may attend), got {type(value).__name__}"
+        )
+    if value.dtype != torch.bool:
+        raise TypeError(
+            f"{name} must be a bool torch.Tensor (True = may attend), got dtype {value.dtype}; "
             "an additive float mask is not accepted: build a bool one with attnlib.masks"
         )
-    return mask
+    return value
 
 
 def require_attention_mask(mask: object, scores_shape: torch.Size) -> torch.Tensor:
@@ -192,8 +267,8 @@ def require_attention_inputs(
         dims broadcastable; mask broadcastable to ``(..., T_q, T_k)``.
     """
     q, k, v = (require_float_tensor(name, x) for name, x in (("q", q), ("k", k), ("v", v)))
-    for name, tensor, layout in (("q", q, "d_k"), ("k", k, "d_k"), ("v", v, "d_v")):
-        require_min_ndim(name, tensor, 2, f"(..., T, {layout})")
+    for name, tensor, layout in (("q", q, "T_q, d_k"), ("k", k, "T_k, d_k"), ("v", v, "T_k, d_v")):
+        require_min_ndim(name, tensor, 2, f"(..., {layout})")
     if not q.dtype == k.dtype == v.dtype:
         raise TypeError(f"q, k and v must share a dtype, got {q.dtype}, {k.dtype}, {v.dtype}")
     if q.shape[-1] != k.shape[-1]:

@@ -20,29 +20,47 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from attnlib._validate import (
+    require_bool_mask,
+    require_dropout,
+    require_length,
+    require_positive,
+    require_positive_int,
+    require_token_ids,
+)
 from attnlib.encoder import Encoder
 from attnlib.masks import padding_mask_from_token_mask
 
 
 @dataclass(frozen=True)
 class BertConfig:
-    """Sizes of a BERT encoder, in the course's names (defaults: all-MiniLM-L6-v2)."""
+    """Sizes of a BERT encoder, in the course's names (defaults: all-MiniLM-L6-v2).
+
+    ``max_len`` is the longest input it accepts: the number of learned positions
+    (Hugging Face's ``max_position_embeddings``).
+    """
 
     vocab_size: int = 30522
     d_model: int = 384
     num_heads: int = 12
     num_layers: int = 6
     d_ff: int = 1536
-    max_positions: int = 512
+    max_len: int = 512
     type_vocab_size: int = 2
     norm_eps: float = 1e-12
     dropout: float = 0.1
 
     def __post_init__(self) -> None:
+        for name in (
+            "vocab_size", "d_model", "num_heads", "num_layers", "d_ff", "max_len", "type_vocab_size"
+        ):  # fmt: skip
+            require_positive_int(name, getattr(self, name))
         if self.d_model % self.num_heads:
             raise ValueError(
-                f"d_model={self.d_model} must be divisible by num_heads={self.num_heads}"
+                f"d_model ({self.d_model}) must be divisible by num_heads ({self.num_heads})"
             )
+        require_positive("norm_eps", self.norm_eps)
+        require_dropout("dropout", self.dropout)
 
     @property
     def d_head(self) -> int:
@@ -72,7 +90,7 @@ class BertConfig:
             num_heads=int(config["num_attention_heads"]),  # type: ignore[arg-type]
             num_layers=int(config["num_hidden_layers"]),  # type: ignore[arg-type]
             d_ff=int(config["intermediate_size"]),  # type: ignore[arg-type]
-            max_positions=int(config["max_position_embeddings"]),  # type: ignore[arg-type]
+            max_len=int(config["max_position_embeddings"]),  # type: ignore[arg-type]
             type_vocab_size=int(config["type_vocab_size"]),  # type: ignore[arg-type]
             norm_eps=float(config["layer_norm_eps"]),  # type: ignore[arg-type]
             dropout=float(config.get("hidden_dropout_prob", 0.1)),  # type: ignore[arg-type]
@@ -87,14 +105,14 @@ class BertEmbeddings(nn.Module):
         e_t = \operatorname{LN}(E_{\text{token}}[x_t] + E_{\text{pos}}[t] + E_{\text{segment}}[s_t])
 
     Shapes:
-        input_ids, token_type_ids: ``(B, T)`` long with ``T ≤ max_positions``;
+        input_ids, token_type_ids: ``(B, T)`` long with ``T ≤ max_len``;
         returns ``(B, T, d_model)``.
     """
 
     def __init__(self, config: BertConfig) -> None:
         super().__init__()
         self.token = nn.Embedding(config.vocab_size, config.d_model)
-        self.position = nn.Embedding(config.max_positions, config.d_model)
+        self.position = nn.Embedding(config.max_len, config.d_model)
         self.segment = nn.Embedding(config.type_vocab_size, config.d_model)
         self.norm = nn.LayerNorm(config.d_model, eps=config.norm_eps)
         self.dropout = nn.Dropout(config.dropout)
@@ -133,8 +151,9 @@ class BertModel(nn.Module):
     """A BERT encoder: :class:`BertEmbeddings`, then attnlib's post-norm GELU :class:`Encoder`.
 
     Shapes:
-        input_ids: ``(B, T)`` long; attention_mask: ``(B, T)`` bool, ``True`` = a real token
-        (padding keys get no attention); returns a :class:`BertOutput`. With
+        input_ids: ``(B, T)`` token ids, ``T ≤ max_len``; attention_mask: ``(B, T)`` bool,
+        ``True`` = a real token (padding keys get no attention); token_type_ids: ``(B, T)``
+        segment ids (default all 0); returns a :class:`BertOutput`. With
         ``need_weights=False`` attention runs in PyTorch's fused kernel and
         ``attentions`` is ``None``.
     """
@@ -162,23 +181,19 @@ class BertModel(nn.Module):
         need_weights: bool = True,
     ) -> BertOutput:
         """Embed, then run every encoder layer, keeping each layer's output and weights."""
-        if not isinstance(input_ids, torch.Tensor) or input_ids.dtype != torch.long:
-            raise TypeError("input_ids must be a torch.long tensor of token ids")
-        if input_ids.dim() != 2:
-            raise ValueError(f"input_ids must have shape (B, T), got {tuple(input_ids.shape)}")
-        batch, length = input_ids.shape
-        if length > self.config.max_positions:
-            raise ValueError(
-                f"input_ids has {length} tokens; this model knows {self.config.max_positions} "
-                f"positions"
-            )
+        input_ids = require_token_ids("input_ids", input_ids, self.config.vocab_size)
+        require_length("input_ids", input_ids, self.config.max_len)
+        if token_type_ids is not None:
+            require_token_ids("token_type_ids", token_type_ids, self.config.type_vocab_size)
         if attention_mask is None:
-            attention_mask = torch.ones(batch, length, dtype=torch.bool, device=input_ids.device)
-        if attention_mask.shape != input_ids.shape:
-            raise ValueError(
-                f"attention_mask must have the shape of input_ids {tuple(input_ids.shape)}, "
-                f"got {tuple(attention_mask.shape)}"
-            )
+            attention_mask = torch.ones_like(input_ids, dtype=torch.bool)
+        require_bool_mask("attention_mask", attention_mask)
+        for name, other in (("attention_mask", attention_mask), ("token_type_ids", token_type_ids)):
+            if other is not None and other.shape != input_ids.shape:
+                raise ValueError(
+                    f"{name} must have the shape of input_ids {tuple(input_ids.shape)}, "
+                    f"got {tuple(other.shape)}"
+                )
         keys_mask = padding_mask_from_token_mask(attention_mask)  # (B, 1, 1, T), True = real
         x = self.embeddings(input_ids, token_type_ids)  # (B, T, C)
         hidden_states, attentions = [x], []
@@ -208,10 +223,10 @@ class BertModel(nn.Module):
                     "self_attention.w_k": "attention.self.key",
                     "self_attention.w_v": "attention.self.value",
                     "self_attention.w_o": "attention.output.dense",
-                    "attention_block.norm": "attention.output.LayerNorm",
+                    "norm_1": "attention.output.LayerNorm",
                     "feed_forward.linear1": "intermediate.dense",
                     "feed_forward.linear2": "output.dense",
-                    "feed_forward_block.norm": "output.LayerNorm",
+                    "norm_2": "output.LayerNorm",
                 }
                 for our_part, their_part in pairs.items():
                     names[f"{ours}.{our_part}.{kind}"] = f"{theirs}.{their_part}.{kind}"

@@ -8,22 +8,27 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from attnlib._validate import require_width
 from attnlib.feed_forward import FeedForward
 from attnlib.multi_head import MultiHeadAttention
-from attnlib.residual import Residual
 
 
 class DecoderLayer(nn.Module):
-    r"""One decoder layer.
+    r"""One decoder layer: masked self-attention, cross-attention, the FFN, each with a residual.
 
     .. math::
 
-        h_1 = \operatorname{Residual}(y, \operatorname{MaskedSelfAttention}), \quad
-        h_2 = \operatorname{Residual}(h_1, \operatorname{CrossAttention}(\cdot, \text{memory})),
-        \quad z = \operatorname{Residual}(h_2, \operatorname{FFN})
+        \text{pre-norm:}\quad h_1 = y + \operatorname{SelfAttention}(\operatorname{LN}_1(y)),
+        \quad h_2 = h_1 + \operatorname{CrossAttention}(\operatorname{LN}_2(h_1),
+        \text{memory}), \quad z = h_2 + \operatorname{FFN}(\operatorname{LN}_3(h_2))
+
+    and post-norm (the paper) normalises each sum instead:
+    :math:`h_1 = \operatorname{LN}_1(y + \operatorname{SelfAttention}(y))`, and so on.
 
     Cross-attention takes its queries from the decoder and its keys and values from
     the encoder's output (``memory``): it is where the target reads the source.
+    Dropout hits each sublayer's output before the addition. The layer checks nothing
+    itself: :class:`Decoder` checks its inputs once, and so do the models built on it.
 
     Shapes:
         y: ``(B, T, d_model)``; memory: ``(B, S, d_model)``; self_mask: broadcastable to
@@ -45,12 +50,15 @@ class DecoderLayer(nn.Module):
         norm_eps: float = 1e-5,
     ) -> None:
         super().__init__()
+        self.norm_first = norm_first
+        # Sublayers first, as in :class:`~attnlib.encoder.EncoderLayer` (parameters() order).
         self.self_attention = MultiHeadAttention(d_model, num_heads, dropout=dropout)
         self.cross_attention = MultiHeadAttention(d_model, num_heads, dropout=dropout)
         self.feed_forward = FeedForward(d_model, d_ff, dropout=dropout, activation=activation)
-        self.self_attention_block = Residual(d_model, dropout, norm_first, norm_eps)
-        self.cross_attention_block = Residual(d_model, dropout, norm_first, norm_eps)
-        self.feed_forward_block = Residual(d_model, dropout, norm_first, norm_eps)
+        self.norm_1 = nn.LayerNorm(d_model, eps=norm_eps)
+        self.norm_2 = nn.LayerNorm(d_model, eps=norm_eps)
+        self.norm_3 = nn.LayerNorm(d_model, eps=norm_eps)
+        self.dropout = nn.Dropout(dropout)
 
     def forward(
         self,
@@ -61,29 +69,25 @@ class DecoderLayer(nn.Module):
         need_weights: bool = True,
     ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None]:
         """Masked self-attention, cross-attention to ``memory``, then the FFN."""
-        self.self_attention._require_input("y", y)  # before LayerNorm can fail on them
-        self.cross_attention._require_input("memory", memory)
-        if memory.shape[0] != y.shape[0]:
-            raise ValueError(
-                f"y (B, T, C) and memory (B, S, C) must share the batch size, got "
-                f"{tuple(y.shape)} and {tuple(memory.shape)}"
+        if self.norm_first:
+            h, self_weights = self.self_attention(
+                self.norm_1(y), mask=self_mask, need_weights=need_weights
             )
-        weights: dict[str, torch.Tensor | None] = {}
-
-        def attend_self(h: torch.Tensor) -> torch.Tensor:
-            out, weights["self"] = self.self_attention(h, mask=self_mask, need_weights=need_weights)
-            return out
-
-        def attend_memory(h: torch.Tensor) -> torch.Tensor:
-            out, weights["cross"] = self.cross_attention(
-                h, memory, mask=memory_mask, need_weights=need_weights
+            y = y + self.dropout(h)  # (B, T, C)
+            h, cross_weights = self.cross_attention(
+                self.norm_2(y), memory, mask=memory_mask, need_weights=need_weights
             )
-            return out
-
-        y = self.self_attention_block(y, attend_self)  # (B, T, C)
-        y = self.cross_attention_block(y, attend_memory)  # (B, T, C)
-        y = self.feed_forward_block(y, self.feed_forward)  # (B, T, C)
-        return y, weights["self"], weights["cross"]
+            y = y + self.dropout(h)
+            y = y + self.dropout(self.feed_forward(self.norm_3(y)))
+        else:
+            h, self_weights = self.self_attention(y, mask=self_mask, need_weights=need_weights)
+            y = self.norm_1(y + self.dropout(h))  # (B, T, C)
+            h, cross_weights = self.cross_attention(
+                y, memory, mask=memory_mask, need_weights=need_weights
+            )
+            y = self.norm_2(y + self.dropout(h))
+            y = self.norm_3(y + self.dropout(self.feed_forward(y)))
+        return y, self_weights, cross_weights
 
 
 class Decoder(nn.Module):
@@ -106,6 +110,7 @@ class Decoder(nn.Module):
         norm_eps: float = 1e-5,
     ) -> None:
         super().__init__()
+        self.d_model = d_model
         self.layers = nn.ModuleList(
             DecoderLayer(d_model, num_heads, d_ff, dropout, norm_first, activation, norm_eps)
             for _ in range(num_layers)
@@ -121,6 +126,13 @@ class Decoder(nn.Module):
         need_weights: bool = True,
     ) -> tuple[torch.Tensor, list[torch.Tensor | None], list[torch.Tensor | None]]:
         """Run every layer in turn (``need_weights=False``: fused attention, weights ``None``)."""
+        require_width("y", y, self.d_model, ndim=3)  # before a LayerNorm can fail on them
+        require_width("memory", memory, self.d_model, ndim=3)
+        if memory.shape[0] != y.shape[0]:
+            raise ValueError(
+                f"y (B, T, C) and memory (B, S, C) must share the batch size, got "
+                f"{tuple(y.shape)} and {tuple(memory.shape)}"
+            )
         self_weights, cross_weights = [], []
         for layer in self.layers:
             y, w_self, w_cross = layer(y, memory, self_mask, memory_mask, need_weights)

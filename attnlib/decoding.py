@@ -8,12 +8,8 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
+from attnlib._validate import require_int, require_number, require_positive_int
 from attnlib.transformer import Transformer
-
-
-def _check_ids(name: str, value: int, vocab_size: int) -> None:
-    if not 0 <= value < vocab_size:
-        raise ValueError(f"{name} must be a token id in [0, {vocab_size}), got {value}")
 
 
 @torch.no_grad()
@@ -58,20 +54,24 @@ def beam_search(
         \texttt{length\_penalty}
 
     so that short hypotheses are not preferred just for having fewer terms.
-    With ``beam_size=1`` this is greedy decoding.
+    With ``beam_size=1`` this is greedy decoding. ``max_len`` may be at most the
+    model's ``config.max_len`` (the decoder reads up to ``max_len`` tokens, BOS first).
 
     Shapes:
         src: ``(B, S)``; returns ``(B, L)`` (no BOS; EOS included; pad after EOS).
     """
-    if beam_size < 1 or max_len < 1:
-        raise ValueError(f"beam_size and max_len must be >= 1, got {beam_size} and {max_len}")
     vocab_size, pad_id = model.config.tgt_vocab_size, model.config.pad_id
-    _check_ids("bos_id", bos_id, vocab_size)
-    _check_ids("eos_id", eos_id, vocab_size)
+    for name, token in (("bos_id", bos_id), ("eos_id", eos_id)):
+        if not 0 <= require_int(name, token) < vocab_size:
+            raise ValueError(f"{name} must be a token id in [0, {vocab_size}), got {token}")
+    require_positive_int("beam_size", beam_size)
+    if not 1 <= require_int("max_len", max_len) <= model.config.max_len:
+        raise ValueError(f"max_len must be in [1, {model.config.max_len}], got {max_len}")
+    require_number("length_penalty", length_penalty)
     was_training = model.training
     model.eval()
+    memory, src_mask, _ = model.encode(src, need_weights=False)  # checks src, once
     batch, k = src.shape[0], beam_size
-    memory, src_mask, _ = model.encode(src, need_weights=False)
     memory = memory.repeat_interleave(k, dim=0)  # (B*K, S, C)
     src_mask = src_mask.repeat_interleave(k, dim=0)  # (B*K, 1, 1, S)
     sequences = torch.full((batch * k, 1), bos_id, dtype=torch.long, device=src.device)

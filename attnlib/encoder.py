@@ -1,4 +1,4 @@
-"""The Transformer encoder: self-attention and a feed-forward network, each in a residual block.
+"""The Transformer encoder: self-attention and a feed-forward network, each with a residual.
 
 Notebook 08.
 """
@@ -8,18 +8,24 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from attnlib._validate import require_width
 from attnlib.feed_forward import FeedForward
 from attnlib.multi_head import MultiHeadAttention
-from attnlib.residual import Residual
 
 
 class EncoderLayer(nn.Module):
-    r"""One encoder layer.
+    r"""One encoder layer: self-attention, then the FFN, each added back to its input.
 
     .. math::
 
-        h = \operatorname{Residual}(x, \operatorname{SelfAttention}), \qquad
-        y = \operatorname{Residual}(h, \operatorname{FFN})
+        \text{pre-norm:}\quad h = x + \operatorname{SelfAttention}(\operatorname{LN}_1(x)),
+        \quad y = h + \operatorname{FFN}(\operatorname{LN}_2(h))
+
+        \text{post-norm (the paper):}\quad h = \operatorname{LN}_1(x +
+        \operatorname{SelfAttention}(x)), \quad y = \operatorname{LN}_2(h + \operatorname{FFN}(h))
+
+    Dropout hits each sublayer's output before the addition. The layer checks nothing
+    itself: :class:`Encoder` checks its input once, and so do the models built on it.
 
     Shapes:
         x: ``(B, S, d_model)``; mask: bool, ``True`` = may attend, broadcastable to
@@ -39,26 +45,28 @@ class EncoderLayer(nn.Module):
         norm_eps: float = 1e-5,
     ) -> None:
         super().__init__()
+        self.norm_first = norm_first
+        # Registered sublayers first: parameters() keeps this order, and gradient clipping
+        # sums over it, so a trained model's numbers depend on it.
         self.self_attention = MultiHeadAttention(d_model, num_heads, dropout=dropout)
         self.feed_forward = FeedForward(d_model, d_ff, dropout=dropout, activation=activation)
-        self.attention_block = Residual(d_model, dropout, norm_first, norm_eps)
-        self.feed_forward_block = Residual(d_model, dropout, norm_first, norm_eps)
+        self.norm_1 = nn.LayerNorm(d_model, eps=norm_eps)
+        self.norm_2 = nn.LayerNorm(d_model, eps=norm_eps)
+        self.dropout = nn.Dropout(dropout)
 
     def forward(
         self, x: torch.Tensor, mask: torch.Tensor | None = None, need_weights: bool = True
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Self-attention over the source, then the FFN."""
-        self.self_attention._require_input("x", x)  # before LayerNorm can fail on it
-        weights: list[torch.Tensor | None] = []
-
-        def attend(h: torch.Tensor) -> torch.Tensor:
-            out, w = self.self_attention(h, mask=mask, need_weights=need_weights)
-            weights.append(w)
-            return out
-
-        x = self.attention_block(x, attend)  # (B, S, C)
-        x = self.feed_forward_block(x, self.feed_forward)  # (B, S, C)
-        return x, weights[0]
+        if self.norm_first:
+            h, weights = self.self_attention(self.norm_1(x), mask=mask, need_weights=need_weights)
+            x = x + self.dropout(h)  # (B, S, C)
+            x = x + self.dropout(self.feed_forward(self.norm_2(x)))
+        else:
+            h, weights = self.self_attention(x, mask=mask, need_weights=need_weights)
+            x = self.norm_1(x + self.dropout(h))  # (B, S, C)
+            x = self.norm_2(x + self.dropout(self.feed_forward(x)))
+        return x, weights
 
 
 class Encoder(nn.Module):
@@ -82,6 +90,7 @@ class Encoder(nn.Module):
         norm_eps: float = 1e-5,
     ) -> None:
         super().__init__()
+        self.d_model = d_model
         self.layers = nn.ModuleList(
             EncoderLayer(d_model, num_heads, d_ff, dropout, norm_first, activation, norm_eps)
             for _ in range(num_layers)
@@ -92,6 +101,7 @@ class Encoder(nn.Module):
         self, x: torch.Tensor, mask: torch.Tensor | None = None, need_weights: bool = True
     ) -> tuple[torch.Tensor, list[torch.Tensor | None]]:
         """Run every layer in turn (``need_weights=False``: fused attention, weights ``None``)."""
+        require_width("x", x, self.d_model, ndim=3)  # before a LayerNorm can fail on it
         all_weights = []
         for layer in self.layers:
             x, weights = layer(x, mask, need_weights)

@@ -9,6 +9,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from attnlib._validate import require_choice, require_dropout, require_positive_int
+
 ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu}
 
 
@@ -32,12 +34,13 @@ class FeedForward(nn.Module):
         self, d_model: int, d_ff: int, dropout: float = 0.0, activation: str = "relu"
     ) -> None:
         super().__init__()
-        if activation not in ACTIVATIONS:
-            raise ValueError(f"activation must be one of {sorted(ACTIVATIONS)}, got {activation!r}")
+        require_positive_int("d_model", d_model)
+        require_positive_int("d_ff", d_ff)
+        require_dropout("dropout", dropout)
+        self.activation = require_choice("activation", activation, sorted(ACTIVATIONS))
         self.linear1 = nn.Linear(d_model, d_ff)
         self.linear2 = nn.Linear(d_ff, d_model)
         self.dropout = nn.Dropout(dropout)
-        self.activation = activation
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Apply the FFN to each position."""

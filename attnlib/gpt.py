@@ -11,33 +11,40 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from attnlib._validate import (
+    require_dropout,
+    require_int,
+    require_length,
+    require_number,
+    require_positive_int,
+    require_token_ids,
+)
 from attnlib.feed_forward import FeedForward
 from attnlib.kv_cache import KVCache
 from attnlib.masks import causal_mask
 from attnlib.multi_head import MultiHeadAttention
-from attnlib.residual import Residual
 from attnlib.sampling import sample_next_token
 
 
 @dataclass(frozen=True)
 class GPTConfig:
-    """Sizes of a :class:`GPT`. ``block_size`` is the longest context it can attend to."""
+    """Sizes of a :class:`GPT`. ``max_len`` is the longest context it can attend to."""
 
     vocab_size: int = 128
-    block_size: int = 128
+    max_len: int = 128
     d_model: int = 128
     num_heads: int = 4
     num_layers: int = 4
     dropout: float = 0.1
 
     def __post_init__(self) -> None:
+        for name in ("vocab_size", "max_len", "d_model", "num_heads", "num_layers"):
+            require_positive_int(name, getattr(self, name))
         if self.d_model % self.num_heads:
             raise ValueError(
                 f"d_model ({self.d_model}) must be divisible by num_heads ({self.num_heads})"
             )
-        for name in ("vocab_size", "block_size", "d_model", "num_layers"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be positive, got {getattr(self, name)}")
+        require_dropout("dropout", self.dropout)
 
 
 class GPTBlock(nn.Module):
@@ -45,8 +52,8 @@ class GPTBlock(nn.Module):
 
     .. math::
 
-        h = x + \operatorname{CausalSelfAttention}(\operatorname{LN}(x)), \qquad
-        y = h + \operatorname{FFN}(\operatorname{LN}(h))
+        h = x + \operatorname{CausalSelfAttention}(\operatorname{LN}_1(x)), \qquad
+        y = h + \operatorname{FFN}(\operatorname{LN}_2(h))
 
     Shapes:
         x: ``(B, T, d_model)``; mask broadcastable to ``(B, H, T, T_cached + T)``;
@@ -56,10 +63,13 @@ class GPTBlock(nn.Module):
     def __init__(self, config: GPTConfig) -> None:
         super().__init__()
         c = config
+        # The order of registration is the order of parameters(), which gradient clipping
+        # sums over: the sublayers first, as in every model trained so far.
         self.attention = MultiHeadAttention(c.d_model, c.num_heads, dropout=c.dropout)
         self.feed_forward = FeedForward(c.d_model, 4 * c.d_model, c.dropout, activation="gelu")
-        self.attention_block = Residual(c.d_model, c.dropout, norm_first=True)
-        self.feed_forward_block = Residual(c.d_model, c.dropout, norm_first=True)
+        self.norm_1 = nn.LayerNorm(c.d_model)
+        self.norm_2 = nn.LayerNorm(c.d_model)
+        self.dropout = nn.Dropout(c.dropout)
 
     def forward(
         self,
@@ -69,15 +79,12 @@ class GPTBlock(nn.Module):
         need_weights: bool = True,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Causal self-attention (over the cache too, if given), then the FFN."""
-        weights: list[torch.Tensor | None] = []
-
-        def attend(h: torch.Tensor) -> torch.Tensor:
-            out, w = self.attention(h, mask=mask, cache=cache, need_weights=need_weights)
-            weights.append(w)
-            return out
-
-        x = self.attention_block(x, attend)  # (B, T, C)
-        return self.feed_forward_block(x, self.feed_forward), weights[0]
+        h, weights = self.attention(
+            self.norm_1(x), mask=mask, cache=cache, need_weights=need_weights
+        )
+        x = x + self.dropout(h)  # (B, T, C)
+        x = x + self.dropout(self.feed_forward(self.norm_2(x)))
+        return x, weights
 
 
 class GPT(nn.Module):
@@ -91,14 +98,14 @@ class GPT(nn.Module):
     in GPT-2). ``forward`` returns the logits of the next token at every position.
 
     Shapes:
-        idx: ``(B, T)`` token ids with ``T ≤ block_size``; returns ``(B, T, vocab_size)``.
+        idx: ``(B, T)`` token ids with ``T ≤ max_len``; returns ``(B, T, vocab_size)``.
     """
 
     def __init__(self, config: GPTConfig) -> None:
         super().__init__()
         self.config = config
         self.token_embedding = nn.Embedding(config.vocab_size, config.d_model)
-        self.position_embedding = nn.Embedding(config.block_size, config.d_model)
+        self.position_embedding = nn.Embedding(config.max_len, config.d_model)
         self.dropout = nn.Dropout(config.dropout)
         self.blocks = nn.ModuleList(GPTBlock(config) for _ in range(config.num_layers))
         self.final_norm = nn.LayerNorm(config.d_model)
@@ -114,51 +121,45 @@ class GPT(nn.Module):
         if isinstance(module, nn.Linear) and module.bias is not None:
             nn.init.zeros_(module.bias)
 
+    def _require_idx(self, idx: object, max_len: int, min_len: int = 1) -> torch.Tensor:
+        idx = require_token_ids("idx", idx, self.config.vocab_size)
+        return require_length("idx", idx, max_len, min_len)
+
     def _run(
-        self,
-        idx: torch.Tensor,
-        caches: list[KVCache] | None = None,
-        need_weights: bool = False,
-        check_ids: bool = True,
+        self, idx: torch.Tensor, caches: list[KVCache] | None = None, need_weights: bool = False
     ) -> tuple[torch.Tensor, list[torch.Tensor | None]]:
-        if idx.dim() != 2 or idx.is_floating_point():
-            raise ValueError(f"idx must be token ids of shape (B, T), got {tuple(idx.shape)}")
+        """Logits for ``idx`` placed after the cached positions. Checks nothing: callers do."""
         start = len(caches[0]) if caches else 0
         length = idx.shape[1]
-        if start + length > self.config.block_size:
-            raise ValueError(
-                f"{start + length} positions exceed block_size={self.config.block_size}; "
-                "crop the context first (generate does)"
-            )
-        # generate checks its prompt once; the tokens it appends are the model's own.
-        if check_ids and idx.numel() and (idx.min() < 0 or idx.max() >= self.config.vocab_size):
-            raise ValueError(f"idx has ids outside [0, {self.config.vocab_size})")
         positions = torch.arange(start, start + length, device=idx.device)  # (T,)
-        x = self.dropout(
-            self.token_embedding(idx) + self.position_embedding(positions)
-        )  # (B, T, C)
+        x = self.dropout(self.token_embedding(idx) + self.position_embedding(positions))
         # One new token may attend to every cached position and itself: no mask needed.
         mask = None if length == 1 else causal_mask(length, start + length).to(idx.device)
         all_weights = []
         for i, block in enumerate(self.blocks):
-            x, weights = block(x, mask, caches[i] if caches else None, need_weights)
+            x, weights = block(x, mask, caches[i] if caches else None, need_weights)  # (B, T, C)
             all_weights.append(weights)
         return self.head(self.final_norm(x)), all_weights  # (B, T, V)
 
     def forward(self, idx: torch.Tensor) -> torch.Tensor:
         """Next-token logits at every position, ``(B, T, vocab_size)``."""
-        logits, _ = self._run(idx)
+        logits, _ = self._run(self._require_idx(idx, self.config.max_len))
         return logits
 
     @torch.no_grad()
     def attention_weights(self, idx: torch.Tensor) -> list[torch.Tensor]:
         """Every layer's attention weights, ``(B, H, T, T)`` each, for plotting."""
-        _, weights = self._run(idx, need_weights=True)
+        _, weights = self._run(self._require_idx(idx, self.config.max_len), need_weights=True)
         return weights
 
     def loss(self, idx: torch.Tensor) -> torch.Tensor:
-        """Mean cross-entropy of predicting ``idx[:, 1:]`` from ``idx[:, :-1]``."""
-        logits = self(idx[:, :-1])  # (B, T-1, V)
+        """Mean cross-entropy of predicting ``idx[:, 1:]`` from ``idx[:, :-1]``.
+
+        Shapes:
+            idx: ``(B, T + 1)`` token ids with ``1 ≤ T ≤ max_len``; returns a scalar.
+        """
+        idx = self._require_idx(idx, self.config.max_len + 1, min_len=2)
+        logits, _ = self._run(idx[:, :-1])  # (B, T, V)
         return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), idx[:, 1:].reshape(-1))
 
     @torch.no_grad()
@@ -175,42 +176,46 @@ class GPT(nn.Module):
 
         The logits are divided by ``temperature`` (``0`` = greedy: always the most likely
         token) and, with ``top_k``, all but the ``k`` most likely tokens are removed
-        before sampling. With ``use_cache`` each layer keeps the keys and values of the
-        context (a KV cache), so each step processes only the newest token: the same
-        tokens as recomputing everything, much faster. A context longer than
-        ``block_size`` is cropped to its last ``block_size`` tokens (then the positions
-        shift every step and the cache cannot be reused).
+        before sampling. The model sees at most the last ``max_len`` tokens.
+
+        With ``use_cache`` each layer keeps the keys and values of the context (a KV
+        cache), so each step processes only the newest token: the same tokens as
+        recomputing everything, much faster. That lasts while the context fits in
+        ``max_len``. Once it is longer, the window of the last ``max_len`` tokens slides
+        by one every step, every token in it moves to another learned position, and the
+        cached keys and values (computed at the old positions) are stale: from then on
+        the cache is dropped and each step recomputes the whole window, as
+        ``use_cache=False`` does all along.
 
         Shapes:
-            idx: ``(B, T)``; returns ``(B, T + max_new_tokens)``.
+            idx: ``(B, T)`` with ``T ≥ 1`` (a longer ``T`` than ``max_len`` is fine: the
+            model reads its last ``max_len`` tokens); returns ``(B, T + max_new_tokens)``.
         """
-        if temperature < 0:
-            raise ValueError(f"temperature must be >= 0, got {temperature}")
-        if top_k is not None and top_k < 1:
-            raise ValueError(f"top_k must be a positive int or None, got {top_k}")
-        if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int):
-            raise TypeError(f"max_new_tokens must be an int, got {type(max_new_tokens).__name__}")
-        if max_new_tokens < 0:
-            raise ValueError(f"max_new_tokens must be >= 0, got {max_new_tokens}")
-        if not isinstance(idx, torch.Tensor) or idx.dim() != 2:
-            got = tuple(idx.shape) if isinstance(idx, torch.Tensor) else type(idx).__name__
-            raise ValueError(f"idx must be token ids of shape (B, T), got {got}")
+        idx = require_token_ids("idx", idx, self.config.vocab_size)  # once: the rest are ours
         if idx.shape[1] < 1:
-            raise ValueError("idx must hold at least one token to continue from")
+            raise ValueError(
+                f"idx must hold at least one token to continue, got {tuple(idx.shape)}"
+            )
+        require_int("max_new_tokens", max_new_tokens, minimum=0)
+        if require_number("temperature", temperature) < 0:
+            raise ValueError(f"temperature must be >= 0, got {temperature}")
+        if top_k is not None:
+            require_positive_int("top_k", top_k)
         was_training = self.training
         self.eval()
-        block = self.config.block_size
+        window = self.config.max_len
         caches = [KVCache() for _ in self.blocks] if use_cache else None
-        logits, _ = self._run(idx[:, -block:], caches)
-        for step in range(max_new_tokens):
-            next_token = sample_next_token(logits[:, -1], temperature, top_k, generator)  # (B, 1)
-            idx = torch.cat([idx, next_token], dim=1)
-            if step == max_new_tokens - 1:
-                break
-            if caches is not None and len(caches[0]) < block:
-                logits, _ = self._run(next_token, caches, check_ids=False)  # the new token only
-            else:
-                caches = None  # the window slides from here on: recompute it every step
-                logits, _ = self._run(idx[:, -block:], check_ids=False)
-        self.train(was_training)
+        context = idx[:, -window:]  # what the model reads next
+        try:
+            for _ in range(max_new_tokens):
+                logits, _ = self._run(context, caches)  # (B, T_context, V)
+                next_token = sample_next_token(logits[:, -1], temperature, top_k, generator)
+                idx = torch.cat([idx, next_token], dim=1)  # (B, T + 1)
+                if caches is not None and len(caches[0]) < window:
+                    context = next_token  # the cache holds everything before it
+                else:
+                    caches = None  # the window slides from here on: the cache is stale
+                    context = idx[:, -window:]
+        finally:
+            self.train(was_training)
         return idx

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import torch
 
+from attnlib._validate import require_float_tensor
+
 
 class KVCache:
     """Projected keys and values of every position seen so far, for one attention layer.
@@ -33,6 +35,8 @@ class KVCache:
             keys, values: ``(B, H, T_new, D)``; returns ``(B, H, T_cached + T_new, D)`` each.
         """
         # Checked before anything is stored, so that a rejected step leaves the cache as it was.
+        require_float_tensor("keys", keys)
+        require_float_tensor("values", values)
         if keys.dim() != 4 or keys.shape != values.shape:
             raise ValueError(
                 f"keys and values must share one shape (B, H, T_new, D), got keys "

@@ -11,7 +11,12 @@ from __future__ import annotations
 
 import torch
 
-from attnlib._validate import require_positive_int, require_token_ids
+from attnlib._validate import (
+    require_bool_mask,
+    require_int,
+    require_positive_int,
+    require_token_ids,
+)
 
 
 def causal_mask(t_q: int, t_k: int | None = None) -> torch.Tensor:
@@ -54,12 +59,7 @@ def padding_mask(lengths: torch.Tensor | list[int], max_len: int) -> torch.Tenso
     Shapes:
         lengths: ``(B,)``; returns ``(B, 1, 1, max_len)`` bool.
     """
-    lengths_t = torch.as_tensor(lengths)
-    if lengths_t.dim() != 1 or lengths_t.is_floating_point() or lengths_t.dtype == torch.bool:
-        raise ValueError(
-            f"lengths must be a 1-D sequence of ints (B,), got dtype {lengths_t.dtype} "
-            f"and shape {tuple(lengths_t.shape)}"
-        )
+    lengths_t = _require_lengths(lengths)
     require_positive_int("max_len", max_len)
     if len(lengths_t) and (lengths_t.min() < 0 or lengths_t.max() > max_len):
         raise ValueError(f"lengths must lie in [0, max_len={max_len}], got {lengths_t.tolist()}")
@@ -77,6 +77,7 @@ def padding_mask_from_ids(token_ids: torch.Tensor, pad_id: int) -> torch.Tensor:
         token_ids: ``(B, T)`` integer; returns ``(B, 1, 1, T)`` bool.
     """
     require_token_ids("token_ids", token_ids)
+    require_int("pad_id", pad_id)
     return (token_ids != pad_id)[:, None, None, :]  # (B, 1, 1, T)
 
 
@@ -89,7 +90,7 @@ def padding_mask_from_token_mask(token_mask: torch.Tensor) -> torch.Tensor:
     Shapes:
         token_mask: ``(B, T)`` bool; returns ``(B, 1, 1, T)`` bool.
     """
-    _require_bool_mask(token_mask, "token_mask")
+    require_bool_mask("token_mask", token_mask)
     if token_mask.dim() != 2:
         raise ValueError(f"token_mask must have shape (B, T), got {tuple(token_mask.shape)}")
     return token_mask[:, None, None, :]  # (B, 1, 1, T)
@@ -106,7 +107,11 @@ def to_torch_mha_mask(mask: torch.Tensor, num_heads: int | None = None) -> torch
         mask: ``(T_q, T_k)`` → ``(T_q, T_k)``; or anything broadcastable to
         ``(B, H, T_q, T_k)`` with ≥ 3 dims, given ``num_heads=H`` → ``(B * H, T_q, T_k)``.
     """
-    _require_bool_mask(mask)
+    require_bool_mask("mask", mask)
+    if mask.dim() < 2:
+        raise ValueError(
+            f"mask must have shape (T_q, T_k) or (B, H, T_q, T_k), got {tuple(mask.shape)}"
+        )
     if mask.dim() == 2:
         return ~mask
     if num_heads is None:
@@ -114,9 +119,15 @@ def to_torch_mha_mask(mask: torch.Tensor, num_heads: int | None = None) -> torch
             f"a mask of shape {tuple(mask.shape)} needs num_heads to be folded into "
             "(B * num_heads, T_q, T_k)"
         )
+    require_positive_int("num_heads", num_heads)
     if mask.dim() > 4:
         raise ValueError(f"mask must have at most 4 dims (B, H, T_q, T_k), got {tuple(mask.shape)}")
     full = mask.reshape((1,) * (4 - mask.dim()) + tuple(mask.shape))  # (B|1, H|1, T_q, T_k)
+    if full.shape[1] not in (1, num_heads):
+        raise ValueError(
+            f"mask of shape {tuple(mask.shape)} has {full.shape[1]} heads (dim -3), "
+            f"but num_heads={num_heads}"
+        )
     batch = full.shape[0]
     full = full.expand(batch, num_heads, *full.shape[-2:])  # (B, H, T_q, T_k)
     return ~full.reshape(batch * num_heads, *full.shape[-2:])  # (B * H, T_q, T_k)
@@ -129,9 +140,11 @@ def from_torch_mha_mask(attn_mask: torch.Tensor, num_heads: int | None = None) -
         attn_mask: ``(T_q, T_k)`` → ``(T_q, T_k)``; ``(B * H, T_q, T_k)`` with
         ``num_heads=H`` → ``(B, H, T_q, T_k)``.
     """
-    _require_bool_mask(attn_mask, name="attn_mask")
+    require_bool_mask("attn_mask", attn_mask)
     if attn_mask.dim() == 2:
         return ~attn_mask
+    if num_heads is not None:
+        require_positive_int("num_heads", num_heads)
     if attn_mask.dim() != 3 or num_heads is None or attn_mask.shape[0] % num_heads:
         raise ValueError(
             f"attn_mask must be (T_q, T_k), or (B * num_heads, T_q, T_k) with num_heads given, "
@@ -149,7 +162,7 @@ def to_torch_key_padding_mask(mask: torch.Tensor) -> torch.Tensor:
     Shapes:
         mask: ``(B, 1, 1, T_k)`` or ``(B, T_k)``; returns ``(B, T_k)`` bool.
     """
-    _require_bool_mask(mask)
+    require_bool_mask("mask", mask)
     if mask.dim() == 4 and mask.shape[1] == mask.shape[2] == 1:
         mask = mask[:, 0, 0, :]  # (B, T_k)
     if mask.dim() != 2:
@@ -157,7 +170,18 @@ def to_torch_key_padding_mask(mask: torch.Tensor) -> torch.Tensor:
     return ~mask
 
 
-def _require_bool_mask(mask: object, name: str = "mask") -> None:
-    if not isinstance(mask, torch.Tensor) or mask.dtype != torch.bool:
-        got = mask.dtype if isinstance(mask, torch.Tensor) else type(mask).__name__
-        raise TypeError(f"{name} must be a bool torch.Tensor, got {got}")
+def _require_lengths(lengths: object) -> torch.Tensor:
+    """Sequence lengths as a 1-D integer tensor: a float or bool dtype is a ``TypeError``."""
+    if isinstance(lengths, (list, tuple)) and not lengths:
+        return torch.zeros(0, dtype=torch.long)  # as_tensor would make [] float
+    try:
+        lengths_t = torch.as_tensor(lengths)
+    except (TypeError, ValueError, RuntimeError):
+        raise TypeError(f"lengths must be a sequence of ints (B,), got {lengths!r}") from None
+    if lengths_t.is_floating_point() or lengths_t.is_complex() or lengths_t.dtype == torch.bool:
+        raise TypeError(f"lengths must be a 1-D sequence of ints (B,), got dtype {lengths_t.dtype}")
+    if lengths_t.dim() != 1:
+        raise ValueError(
+            f"lengths must be a 1-D sequence of ints (B,), got shape {tuple(lengths_t.shape)}"
+        )
+    return lengths_t

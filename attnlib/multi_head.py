@@ -8,13 +8,9 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from attnlib._validate import require_float_tensor
+from attnlib._validate import require_dropout, require_positive_int, require_width
 from attnlib.attention import fused_attention, scaled_dot_product_attention
 from attnlib.kv_cache import KVCache
-from attnlib.tiled_attention import tiled_attention
-
-# How heads attend when the weights are not asked for (with weights, always "math").
-ATTENTION_BACKENDS: tuple[str, ...] = ("fused", "math", "tiled")
 
 
 def split_heads(x: torch.Tensor, num_heads: int) -> torch.Tensor:
@@ -51,19 +47,18 @@ class MultiHeadAttention(nn.Module):
     output is cut into ``num_heads`` slices of ``d_k = d_model / num_heads``: slice
     ``i`` is head ``i``'s :math:`W^Q_i`. ``w_o`` is :math:`W^O`.
 
+    How the heads attend follows ``need_weights``, as in ``torch.nn.MultiheadAttention``:
+    ``True`` (the default) computes with attnlib's :func:`scaled_dot_product_attention`
+    and returns the weights; ``False`` calls PyTorch's fused kernel through
+    :func:`attnlib.attention.fused_attention`, which never hands the weights back, and
+    returns ``None`` for them. The outputs agree to float rounding. (For attention that
+    never holds the ``(T_q, T_k)`` scores, call :func:`attnlib.tiled_attention` directly.)
+
     Args:
         d_model: model width C.
         num_heads: H; must divide ``d_model``.
         dropout: dropout on the attention weights, in training mode only.
         bias: whether the four projections have biases.
-        backend: how the heads attend when ``forward(..., need_weights=False)``:
-            ``"fused"`` (default) calls PyTorch's fused kernel through
-            :func:`attnlib.attention.fused_attention`, ``"math"`` attnlib's own
-            :func:`scaled_dot_product_attention`, ``"tiled"``
-            :func:`attnlib.tiled_attention.tiled_attention` (no ``(T_q, T_k)`` scores in
-            memory). All give the same output (to float rounding); only ``"math"`` can
-            return the weights, so a call that asks for them (the default) always uses
-            it, as ``torch.nn.MultiheadAttention`` does.
 
     Shapes:
         query: ``(B, T_q, C)``; key, value: ``(B, T_k, C)`` (default: ``query``);
@@ -73,39 +68,24 @@ class MultiHeadAttention(nn.Module):
     """
 
     def __init__(
-        self,
-        d_model: int,
-        num_heads: int,
-        dropout: float = 0.0,
-        bias: bool = True,
-        backend: str = "fused",
-    ):
+        self, d_model: int, num_heads: int, dropout: float = 0.0, bias: bool = True
+    ) -> None:
         super().__init__()
-        if num_heads < 1 or d_model % num_heads != 0:
+        require_positive_int("d_model", d_model)
+        require_positive_int("num_heads", num_heads)
+        if d_model % num_heads != 0:
             raise ValueError(
                 f"d_model ({d_model}) must be divisible by num_heads ({num_heads}): "
                 "each head gets d_model / num_heads dims"
             )
-        if not 0.0 <= dropout < 1.0:
-            raise ValueError(f"dropout must be in [0, 1), got {dropout}")
-        if backend not in ATTENTION_BACKENDS:
-            raise ValueError(f"backend must be one of {ATTENTION_BACKENDS}, got {backend!r}")
-        self.backend = backend
         self.d_model = d_model
         self.num_heads = num_heads
         self.head_size = d_model // num_heads
-        self.dropout = dropout
+        self.dropout = require_dropout("dropout", dropout)
         self.w_q = nn.Linear(d_model, d_model, bias=bias)
         self.w_k = nn.Linear(d_model, d_model, bias=bias)
         self.w_v = nn.Linear(d_model, d_model, bias=bias)
         self.w_o = nn.Linear(d_model, d_model, bias=bias)
-
-    def _require_input(self, name: str, x: torch.Tensor) -> None:
-        require_float_tensor(name, x)
-        if x.dim() != 3 or x.shape[-1] != self.d_model:
-            raise ValueError(
-                f"{name} must have shape (B, T, d_model={self.d_model}), got {tuple(x.shape)}"
-            )
 
     def forward(
         self,
@@ -125,7 +105,7 @@ class MultiHeadAttention(nn.Module):
         key = query if key is None else key
         value = key if value is None else value
         for name, x in (("query", query), ("key", key), ("value", value)):
-            self._require_input(name, x)
+            require_width(name, x, self.d_model, ndim=3)
         if key.shape[:2] != value.shape[:2] or key.shape[0] != query.shape[0]:
             raise ValueError(
                 f"query, key and value must share the batch size and key/value the length, got "
@@ -137,17 +117,11 @@ class MultiHeadAttention(nn.Module):
         if cache is not None:
             k, v = cache.append(k, v)  # (B, H, T_cached + T_k, D)
         dropout_p = self.dropout if self.training else 0.0
-        weights = None
         if need_weights:
             heads, weights = scaled_dot_product_attention(q, k, v, mask=mask, dropout_p=dropout_p)
-        elif self.backend == "fused":
-            heads = fused_attention(q, k, v, mask=mask, dropout_p=dropout_p)  # (B, H, T_q, D)
-        elif self.backend == "tiled":
-            heads = tiled_attention(q, k, v, mask=mask, dropout_p=dropout_p)  # (B, H, T_q, D)
         else:
-            heads, _ = scaled_dot_product_attention(q, k, v, mask=mask, dropout_p=dropout_p)
-        out = self.w_o(merge_heads(heads))  # (B, T_q, C)
-        return out, weights
+            heads, weights = fused_attention(q, k, v, mask=mask, dropout_p=dropout_p), None
+        return self.w_o(merge_heads(heads)), weights  # (B, T_q, C)
 
     @classmethod
     def from_torch(cls, module: nn.MultiheadAttention) -> MultiHeadAttention:

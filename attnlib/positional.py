@@ -5,15 +5,21 @@ Notebook 06.
 
 from __future__ import annotations
 
+import math
+
 import torch
 from torch import nn
 
-from attnlib._validate import require_float_tensor, require_min_ndim, require_positive_int
-
-
-def _require_even(name: str, value: int) -> None:
-    if value % 2:
-        raise ValueError(f"{name} must be even (dims come in sin/cos pairs), got {value}")
+from attnlib._validate import (
+    require_even,
+    require_float_tensor,
+    require_int,
+    require_min_ndim,
+    require_number,
+    require_positive_int,
+    require_sequence,
+    require_tensor,
+)
 
 
 def sinusoidal_encoding(max_len: int, d_model: int, base: float = 10000.0) -> torch.Tensor:
@@ -34,14 +40,20 @@ def sinusoidal_encoding(max_len: int, d_model: int, base: float = 10000.0) -> to
     """
     require_positive_int("max_len", max_len)
     require_positive_int("d_model", d_model)
-    _require_even("d_model", d_model)
-    if not base > 1.0:
-        raise ValueError(f"base must be > 1, got {base}")
+    require_even("d_model", d_model)
+    _require_base(base)
     angles = _angles(torch.arange(max_len, dtype=torch.float64), d_model, base)  # (T, d/2)
     pe = torch.empty(max_len, d_model, dtype=torch.float64)
     pe[:, 0::2] = torch.sin(angles)
     pe[:, 1::2] = torch.cos(angles)
     return pe.float()
+
+
+def _require_base(base: object) -> float:
+    """The frequency base: a number above 1 (wavelengths grow from 2π to base·2π)."""
+    if not 1.0 < require_number("base", base) < math.inf:
+        raise ValueError(f"base must be > 1 and finite, got {base}")
+    return float(base)
 
 
 def _angles(positions: torch.Tensor, dim: int, base: float) -> torch.Tensor:
@@ -64,7 +76,7 @@ class SinusoidalPositionalEncoding(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Return ``x + PE[:T]``."""
-        _require_sequence(x, self.d_model, self.max_len)
+        require_sequence("x", x, self.d_model, self.max_len)
         return x + self.pe[: x.shape[-2]].to(x.dtype)  # (T, C) broadcasts over the batch
 
 
@@ -77,23 +89,16 @@ class LearnedPositionalEmbedding(nn.Module):
 
     def __init__(self, max_len: int, d_model: int) -> None:
         super().__init__()
+        require_positive_int("max_len", max_len)
+        require_positive_int("d_model", d_model)
         self.d_model, self.max_len = d_model, max_len
         self.embedding = nn.Embedding(max_len, d_model)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Return ``x + E[0:T]``."""
-        _require_sequence(x, self.d_model, self.max_len)
+        require_sequence("x", x, self.d_model, self.max_len)
         positions = torch.arange(x.shape[-2], device=x.device)  # (T,)
         return x + self.embedding(positions)  # (T, C) broadcasts over the batch
-
-
-def _require_sequence(x: torch.Tensor, width: int, max_len: int) -> None:
-    require_float_tensor("x", x)
-    require_min_ndim("x", x, 2, f"(..., T, {width})")
-    if x.shape[-1] != width:
-        raise ValueError(f"x must have last dim {width}, got shape {tuple(x.shape)}")
-    if x.shape[-2] > max_len:
-        raise ValueError(f"x has {x.shape[-2]} positions, more than max_len={max_len}")
 
 
 def apply_rotary(
@@ -124,10 +129,11 @@ def apply_rotary(
     require_float_tensor("x", x)
     require_min_ndim("x", x, 2, "(..., T, D)")
     length, dim = x.shape[-2], x.shape[-1]
-    _require_even("the last dim of x", dim)
+    require_even("the last dim of x", dim)
+    _require_base(base)
     if positions is None:
         positions = torch.arange(length, device=x.device)
-    elif positions.shape != (length,):
+    elif require_tensor("positions", positions).shape != (length,):
         raise ValueError(
             f"positions must have shape (T,) = ({length},), got {tuple(positions.shape)}"
         )
@@ -150,7 +156,8 @@ class RotaryEmbedding(nn.Module):
     def __init__(self, head_size: int, base: float = 10000.0) -> None:
         super().__init__()
         require_positive_int("head_size", head_size)
-        _require_even("head_size", head_size)
+        require_even("head_size", head_size)
+        _require_base(base)
         self.head_size, self.base = head_size, base
 
     def forward(
@@ -161,11 +168,8 @@ class RotaryEmbedding(nn.Module):
         With a cache of earlier keys, the ``T_q`` new queries sit at positions
         ``q_offset … q_offset + T_q - 1`` while keys start at 0.
         """
-        for name, x in (("q", q), ("k", k)):
-            require_float_tensor(name, x)
-            if x.shape[-1] != self.head_size:
-                raise ValueError(
-                    f"{name} must have last dim head_size={self.head_size}, got {tuple(x.shape)}"
-                )
+        require_sequence("q", q, self.head_size)
+        require_sequence("k", k, self.head_size)
+        require_int("q_offset", q_offset, minimum=0)
         q_positions = torch.arange(q_offset, q_offset + q.shape[-2], device=q.device)  # (T_q,)
         return apply_rotary(q, q_positions, self.base), apply_rotary(k, base=self.base)

@@ -1,4 +1,7 @@
-"""A decoder-only Transformer (GPT): causal self-attention, trained to predict the next token.
+"""Sampling the next token from a language model's logits: temperature, top-k, greedy.
+
+:meth:`attnlib.gpt.GPT.generate` calls :func:`sample_next_token` once per new token;
+:func:`next_token_probs` is the distribution it draws from, for plotting and checking.
 
 Notebook 10.
 """
@@ -35,7 +38,11 @@ def next_token_probs(
 def sample_next_token(
     logits: torch.Tensor, temperature: float, top_k: int | None, generator: torch.Generator | None
 ) -> torch.Tensor:
-    """One token per row from ``logits (B, V)``: argmax at temperature 0, else a draw."""
+    """One token per row: the argmax at temperature 0, else a draw from :func:`next_token_probs`.
+
+    Shapes:
+        logits: ``(B, V)``; returns ``(B, 1)`` token ids.
+    """
     if temperature == 0:
         return logits.argmax(dim=-1, keepdim=True)
     probs = next_token_probs(logits, temperature, top_k)  # (B, V)

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from attnlib._validate import require_positive_int, require_texts
 from attnlib.bert import BertConfig, BertModel
 from attnlib.formats.wordpiece import WordPieceTokenizer
 
@@ -79,9 +80,10 @@ class SentenceEncoder(nn.Module):
 
     def __init__(self, bert: BertModel, tokenizer: WordPieceTokenizer) -> None:
         super().__init__()
-        if len(tokenizer) != bert.config.vocab_size:
+        if tokenizer.vocab_size != bert.config.vocab_size:
             raise ValueError(
-                f"the tokenizer has {len(tokenizer)} pieces, the model {bert.config.vocab_size}"
+                f"the tokenizer has {tokenizer.vocab_size} pieces, the model "
+                f"{bert.config.vocab_size}"
             )
         self.bert = bert
         self.tokenizer = tokenizer
@@ -92,17 +94,19 @@ class SentenceEncoder(nn.Module):
         return self.bert.config
 
     def tokenize(self, texts: Sequence[str]) -> tuple[torch.Tensor, torch.Tensor]:
-        """WordPiece ids of each text, framed by ``[CLS]``/``[SEP]``, truncated and padded.
+        """WordPiece ids of each text, framed by ``[CLS]``/``[SEP]``, cropped and padded.
+
+        The tokenizer's :meth:`~attnlib.formats.wordpiece.WordPieceTokenizer.encode_batch`.
 
         Shapes:
             returns ``input_ids (N, T)`` long and ``attention_mask (N, T)`` bool,
             ``True`` = real token.
         """
-        return self.tokenizer(texts)
+        return self.tokenizer.encode_batch(texts)
 
     def tokens(self, text: str) -> list[str]:
         """The pieces the model sees for one text, ``[CLS]`` and ``[SEP]`` included."""
-        return self.tokenizer.decode_ids(self.tokenizer.encode(text))
+        return self.tokenizer.ids_to_pieces(self.tokenizer.encode(text))
 
     def forward(
         self, input_ids: torch.Tensor, attention_mask: torch.Tensor, need_weights: bool = True
@@ -121,28 +125,25 @@ class SentenceEncoder(nn.Module):
     def encode(self, texts: Sequence[str], batch_size: int = 32) -> torch.Tensor:
         """Unit-length sentence embeddings, one row per text, in the order given.
 
-        Texts are batched by length (longest first) so that little padding is computed;
-        padding never changes a result.
+        Texts are batched by length in characters (longest first, as sentence-transformers
+        does) so that little padding is computed; padding never changes a result.
 
         Shapes:
             returns ``(N, C)`` float32 (``C = 384`` for MiniLM).
         """
-        if isinstance(texts, str):
-            raise TypeError("texts must be a sequence of strings; wrap a single text in a list")
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-            raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
+        texts = require_texts("texts", texts)
+        require_positive_int("batch_size", batch_size)
         if len(texts) == 0:
             return torch.empty(0, self.config.d_model)
         was_training = self.training
         device = next(self.parameters()).device
         self.eval()
         try:
-            encoded = [self.tokenizer.encode(text) for text in texts]  # each text once
-            order = sorted(range(len(texts)), key=lambda i: -len(encoded[i]))
+            order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
             result = torch.empty(len(texts), self.config.d_model)
             for start in range(0, len(order), batch_size):
                 rows = order[start : start + batch_size]
-                input_ids, attention_mask = self.tokenizer.pad([encoded[i] for i in rows])
+                input_ids, attention_mask = self.tokenizer.encode_batch([texts[i] for i in rows])
                 out = self(input_ids.to(device), attention_mask.to(device), need_weights=False)
                 result[rows] = out.embeddings.cpu()
         finally:

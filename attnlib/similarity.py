@@ -7,17 +7,7 @@ from __future__ import annotations
 
 import torch
 
-from attnlib._validate import require_float_tensor, require_min_ndim
-
-
-def _require_same_width(a: torch.Tensor, b: torch.Tensor, a_name: str, b_name: str) -> None:
-    require_min_ndim(a_name, a, 1, "(..., n)")
-    require_min_ndim(b_name, b, 1, "(..., n)")
-    if a.shape[-1] != b.shape[-1]:
-        raise ValueError(
-            f"{a_name} and {b_name} must have the same last dimension, got "
-            f"{a_name} shape {tuple(a.shape)} and {b_name} shape {tuple(b.shape)}"
-        )
+from attnlib._validate import require_number, require_same_width
 
 
 def dot(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
@@ -30,9 +20,7 @@ def dot(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     Shapes:
         a: ``(..., n)``, b: ``(..., n)`` (broadcastable); returns ``(...)``.
     """
-    require_float_tensor("a", a)
-    require_float_tensor("b", b)
-    _require_same_width(a, b, "a", "b")
+    require_same_width("a", a, "b", b)
     return (a * b).sum(dim=-1)
 
 
@@ -50,9 +38,9 @@ def cosine_similarity(a: torch.Tensor, b: torch.Tensor, eps: float = 1e-12) -> t
     Shapes:
         a: ``(..., n)``, b: ``(..., n)`` (broadcastable); returns ``(...)``.
     """
-    require_float_tensor("a", a)
-    require_float_tensor("b", b)
-    _require_same_width(a, b, "a", "b")
+    require_same_width("a", a, "b", b)
+    if require_number("eps", eps) < 0:
+        raise ValueError(f"eps must be >= 0, got {eps}")
     norms = a.norm(dim=-1) * b.norm(dim=-1)
     return dot(a, b) / norms.clamp_min(eps)
 
@@ -70,9 +58,7 @@ def projection(a: torch.Tensor, onto: torch.Tensor) -> torch.Tensor:
     Shapes:
         a: ``(..., n)``, onto: ``(..., n)``; returns ``(..., n)``.
     """
-    require_float_tensor("a", a)
-    require_float_tensor("onto", onto)
-    _require_same_width(a, onto, "a", "onto")
+    require_same_width("a", a, "onto", onto)
     squared_length = dot(onto, onto)
     if bool((squared_length == 0).any()):
         raise ValueError("onto must not be the zero vector: it has no direction to project onto")

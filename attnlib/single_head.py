@@ -8,7 +8,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from attnlib._validate import require_float_tensor, require_min_ndim
+from attnlib._validate import require_dropout, require_positive_int, require_sequence
 from attnlib.attention import scaled_dot_product_attention
 
 
@@ -49,10 +49,8 @@ class AttentionHead(nn.Module):
         super().__init__()
         d_v = d_k if d_v is None else d_v
         for name, value in (("d_model", d_model), ("d_k", d_k), ("d_v", d_v)):
-            if value < 1:
-                raise ValueError(f"{name} must be a positive int, got {value}")
-        if not 0.0 <= dropout < 1.0:
-            raise ValueError(f"dropout must be in [0, 1), got {dropout}")
+            require_positive_int(name, value)
+        require_dropout("dropout", dropout)
         self.d_model, self.d_k, self.d_v, self.dropout = d_model, d_k, d_v, dropout
         self.w_q = nn.Linear(d_model, d_k, bias=bias)
         self.w_k = nn.Linear(d_model, d_k, bias=bias)
@@ -69,12 +67,7 @@ class AttentionHead(nn.Module):
         key = query if key is None else key
         value = key if value is None else value
         for name, x in (("query", query), ("key", key), ("value", value)):
-            require_float_tensor(name, x)
-            require_min_ndim(name, x, 2, f"(..., T, d_model={self.d_model})")
-            if x.shape[-1] != self.d_model:
-                raise ValueError(
-                    f"{name} must have last dim d_model={self.d_model}, got shape {tuple(x.shape)}"
-                )
+            require_sequence(name, x, self.d_model)
         q = self.w_q(query)  # (..., T_q, d_k)
         k = self.w_k(key)  # (..., T_k, d_k)
         v = self.w_v(value)  # (..., T_k, d_v)

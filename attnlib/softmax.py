@@ -7,7 +7,12 @@ from __future__ import annotations
 
 import torch
 
-from attnlib._validate import require_dim_index, require_float_tensor, require_positive
+from attnlib._validate import (
+    require_dim_index,
+    require_float_tensor,
+    require_min_ndim,
+    require_positive,
+)
 
 
 def softmax(x: torch.Tensor, dim: int = -1, temperature: float = 1.0) -> torch.Tensor:
@@ -23,7 +28,8 @@ def softmax(x: torch.Tensor, dim: int = -1, temperature: float = 1.0) -> torch.T
     thousands give finite weights instead of ``inf / inf = nan``.
     A temperature τ > 1 flattens the distribution, τ < 1 sharpens it.
     Equal to ``torch.softmax(x / temperature, dim)``, including its NaN for a
-    slice that is entirely ``-inf`` (attention handles that case itself).
+    slice that is entirely ``-inf`` (attention handles that case itself). An empty
+    ``x`` (or a ``dim`` of size 0) has no weights to normalise: the result is empty too.
 
     Args:
         x: scores, any floating-point dtype.
@@ -36,6 +42,8 @@ def softmax(x: torch.Tensor, dim: int = -1, temperature: float = 1.0) -> torch.T
     require_float_tensor("x", x)
     dim = require_dim_index("dim", dim, max(x.dim(), 1))
     temperature = require_positive("temperature", temperature)
+    if x.numel() == 0:
+        return x.clone()  # amax has no maximum of nothing to return
     scaled = x / temperature if temperature != 1.0 else x
     shift = scaled.amax(dim=dim, keepdim=True).detach()
     # A slice of all -inf has max -inf; -inf - (-inf) is nan either way, as in torch.
@@ -76,9 +84,6 @@ def softmax_jacobian(p: torch.Tensor) -> torch.Tensor:
         p: ``(..., n)``; returns ``(..., n, n)`` with ``J[..., i, j] = ∂p_i/∂z_j``.
     """
     require_float_tensor("p", p)
-    if p.dim() < 1:
-        raise ValueError(
-            f"p must have shape (..., n) with at least 1 dim, got shape {tuple(p.shape)}"
-        )
+    require_min_ndim("p", p, 1, "(..., n)")
     outer = p.unsqueeze(-1) * p.unsqueeze(-2)  # (..., n, n): p_i p_j
     return torch.diag_embed(p) - outer

@@ -14,9 +14,9 @@ instead, per row, a running maximum :math:`m` and a running sum :math:`\ell` of
 After the last block, :math:`\operatorname{softmax}(s)_j = e^{s_j - m} / \ell`.
 
 **Tiled attention** (the algorithm of FlashAttention, here in plain PyTorch) applies the
-same rescaling to the weighted sum of values, so the output can be accumulated block by
-block of keys and divided by :math:`\ell` at the end. Only a ``(block, block)`` tile of
-scores exists at any time.
+same rescaling to the weighted sum of values, so the output can be accumulated tile by
+tile of keys and divided by :math:`\ell` at the end. Only a ``(tile_size, tile_size)``
+tile of scores exists at any time.
 
 Notebook 12.
 """
@@ -32,6 +32,7 @@ import torch.nn.functional as F
 from attnlib._validate import (
     require_attention_inputs,
     require_float_tensor,
+    require_min_ndim,
     require_positive_int,
 )
 
@@ -56,12 +57,15 @@ def online_softmax_step(state: OnlineSoftmaxState, block: torch.Tensor) -> Onlin
         m' = \max(m, \max_j s_j), \qquad \ell' = \ell\, e^{m - m'} + \sum_j e^{s_j - m'}
 
     Scores of ``-inf`` (blocked) add nothing; a row that has seen only ``-inf`` keeps
-    :math:`m = -\infty, \ell = 0`.
+    :math:`m = -\infty, \ell = 0`. An empty block changes nothing.
 
     Shapes:
         block: ``(..., n)``; the state's tensors ``(...)``.
     """
     require_float_tensor("block", block)
+    require_min_ndim("block", block, 1, "(..., n)")
+    if block.shape[-1] == 0:
+        return state
     new_max = torch.maximum(state.running_max, block.amax(dim=-1))
     # Rows that have seen nothing but -inf: measure from 0 so that no -inf - -inf appears.
     reference = new_max.masked_fill(new_max == -math.inf, 0.0)
@@ -70,26 +74,30 @@ def online_softmax_step(state: OnlineSoftmaxState, block: torch.Tensor) -> Onlin
     return OnlineSoftmaxState(new_max, state.running_sum * rescale + block_sum)
 
 
-def online_softmax(x: torch.Tensor, block_size: int) -> torch.Tensor:
-    """Softmax over the last dim, computed by reading ``x`` in blocks of ``block_size``.
+def online_softmax(x: torch.Tensor, tile_size: int) -> torch.Tensor:
+    r"""Softmax over the last dim, computed by reading ``x`` in tiles of ``tile_size``.
 
-    The first pass folds each block into an :class:`OnlineSoftmaxState`; the second
+    .. math::
+
+        \operatorname{softmax}(x)_j = \frac{e^{x_j - m}}{\ell}
+
+    with :math:`m` and :math:`\ell` the running maximum and sum after the last tile.
+    The first pass folds each tile into an :class:`OnlineSoftmaxState`; the second
     divides :math:`e^{x - m}` by the final sum. Equal to :func:`attnlib.softmax` (a row
-    of ``-inf`` only gives zeros instead of NaN).
+    of ``-inf`` only gives zeros instead of NaN; ``n = 0`` gives the empty input back).
 
     Shapes:
         x: ``(..., n)``; returns ``(..., n)``.
     """
     require_float_tensor("x", x)
-    require_positive_int("block_size", block_size)
-    if x.dim() == 0:
-        raise ValueError("x must have at least one dim (..., n)")
+    require_min_ndim("x", x, 1, "(..., n)")
+    require_positive_int("tile_size", tile_size)
     state = OnlineSoftmaxState(
         running_max=torch.full(x.shape[:-1], -math.inf, dtype=x.dtype, device=x.device),
         running_sum=torch.zeros(x.shape[:-1], dtype=x.dtype, device=x.device),
     )
-    for start in range(0, x.shape[-1], block_size):
-        state = online_softmax_step(state, x[..., start : start + block_size])
+    for start in range(0, x.shape[-1], tile_size):
+        state = online_softmax_step(state, x[..., start : start + tile_size])
     reference = state.running_max.masked_fill(state.running_max == -math.inf, 0.0)
     numerators = torch.exp(x - reference.unsqueeze(-1))
     return numerators / state.running_sum.clamp_min(torch.finfo(x.dtype).tiny).unsqueeze(-1)
@@ -100,18 +108,19 @@ def tiled_attention(
     k: torch.Tensor,
     v: torch.Tensor,
     mask: torch.Tensor | None = None,
-    block_size: int = 256,
-    scale: float | None = None,
     dropout_p: float = 0.0,
+    scale: float | None = None,
+    *,
+    tile_size: int = 256,
 ) -> torch.Tensor:
-    r"""Scaled dot-product attention, one ``(block, block)`` tile of scores at a time.
+    r"""Scaled dot-product attention, one ``(tile_size, tile_size)`` tile of scores at a time.
 
     .. math::
 
         \operatorname{Attention}(Q, K, V) = \operatorname{softmax}\!\left(
             \frac{QK^\top}{\sqrt{d_k}} + \text{mask}\right) V
 
-    For each block of queries it walks over the blocks of keys, keeping per query the
+    For each tile of queries it walks over the tiles of keys, keeping per query the
     running maximum :math:`m`, the running sum :math:`\ell` and an unnormalised output
     :math:`o`. A new tile of scores :math:`S` updates them as
 
@@ -120,29 +129,30 @@ def tiled_attention(
         m' = \max(m, \operatorname{rowmax} S), \quad
         P = e^{S - m'}, \quad
         \ell' = e^{m - m'}\ell + \operatorname{rowsum} P, \quad
-        o' = e^{m - m'}\, o + P V_{\text{block}}
+        o' = e^{m - m'}\, o + P V_{\text{tile}}
 
-    and the output is :math:`o / \ell`. Memory for scores is ``block_size²`` per
+    and the output is :math:`o / \ell`. Memory for scores is ``tile_size²`` per
     (batch, head) instead of ``T_q · T_k``; the result equals
     :func:`attnlib.scaled_dot_product_attention` to float rounding.
 
     Args:
         mask: bool, **True = may attend**, broadcastable to ``(..., T_q, T_k)``. A query
-            that may attend to no key gets output 0, as everywhere in attnlib.
-        block_size: rows and columns of each score tile; any ``T`` works (the last
-            block is shorter).
-        scale: multiplies the scores; default ``1/√d_k``.
+            that may attend to no key (every query, if ``T_k = 0``) gets output 0, as
+            everywhere in attnlib.
         dropout_p: dropout on the attention weights, as in
             :func:`attnlib.scaled_dot_product_attention`: each tile of :math:`P` is
             dropped (and scaled by ``1/(1-p)``) on its way into :math:`o`, not into
             :math:`\ell`, which is dropout of the normalised weights.
+        scale: multiplies the scores; default ``1/√d_k``.
+        tile_size: rows and columns of each score tile; any ``T`` works (the last
+            tile is shorter).
 
     Shapes:
         q: ``(..., T_q, d_k)``, k: ``(..., T_k, d_k)``, v: ``(..., T_k, d_v)``;
         returns ``(..., T_q, d_v)``.
     """
     mask, scale = require_attention_inputs(q, k, v, mask, dropout_p, scale)
-    require_positive_int("block_size", block_size)
+    require_positive_int("tile_size", tile_size)
     batch = torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
     t_q, t_k, d_k, d_v = q.shape[-2], k.shape[-2], q.shape[-1], v.shape[-1]
     if mask is not None:
@@ -150,48 +160,35 @@ def tiled_attention(
         mask = mask.expand(*batch, t_q, t_k)
     # Every (batch, head) pair is an independent problem: flatten them into one dim N so
     # that each tile is a single batched matrix product. Scaling q once is cheaper than S.
-    q = (q * scale).expand(*batch, t_q, d_k).reshape(-1, t_q, d_k)  # (N, T_q, d_k)
-    k_t = k.expand(*batch, t_k, d_k).reshape(-1, t_k, d_k).transpose(1, 2)  # (N, d_k, T_k)
-    v = v.expand(*batch, t_k, d_v).reshape(-1, t_k, d_v)  # (N, T_k, d_v)
-    # Without autograd the running values and the tile are updated in place (about 1.2x
-    # faster: no tile-sized temporaries); autograd needs the values it saved unchanged.
-    in_place = not (
-        torch.is_grad_enabled() and (q.requires_grad or k.requires_grad or v.requires_grad)
-    )
-    out = torch.empty(q.shape[0], t_q, d_v, dtype=q.dtype, device=q.device)
-    for q_start in range(0, t_q, block_size):
-        q_end = min(q_start + block_size, t_q)
-        q_block = q[:, q_start:q_end]  # (N, Bq, d_k)
-        rows = (q.shape[0], q_end - q_start, 1)
-        running_max = torch.full(rows, -math.inf, dtype=q.dtype, device=q.device)  # m
-        running_sum = torch.zeros(rows, dtype=q.dtype, device=q.device)  # ℓ
-        acc = q.new_zeros(q.shape[0], q_end - q_start, d_v)  # o, unnormalised
-        for k_start in range(0, t_k, block_size):
-            k_end = min(k_start + block_size, t_k)
-            p = torch.bmm(q_block, k_t[:, :, k_start:k_end])  # (N, Bq, Bk): the only tile
+    n = math.prod(batch)  # spelled out: with T = 0 a reshape could not infer it
+    q = (q * scale).expand(*batch, t_q, d_k).reshape(n, t_q, d_k)  # (N, T_q, d_k)
+    k_t = k.expand(*batch, t_k, d_k).reshape(n, t_k, d_k).transpose(1, 2)  # (N, d_k, T_k)
+    v = v.expand(*batch, t_k, d_v).reshape(n, t_k, d_v)  # (N, T_k, d_v)
+    out = q.new_empty(n, t_q, d_v)
+    for q_start in range(0, t_q, tile_size):
+        q_end = min(q_start + tile_size, t_q)
+        running_max = q.new_full((n, q_end - q_start, 1), -math.inf)  # m
+        running_sum = q.new_zeros(n, q_end - q_start, 1)  # ℓ
+        acc = q.new_zeros(n, q_end - q_start, d_v)  # o, unnormalised
+        for k_start in range(0, t_k, tile_size):
+            k_end = min(k_start + tile_size, t_k)
+            p = torch.bmm(q[:, q_start:q_end], k_t[:, :, k_start:k_end])  # (N, Bq, Bk): S
             if mask is not None:
-                blocked = ~mask[..., q_start:q_end, k_start:k_end].reshape(p.shape)
-                p = (
-                    p.masked_fill_(blocked, -math.inf)
-                    if in_place
-                    else p.masked_fill(blocked, -math.inf)
-                )
-            new_max = torch.maximum(running_max, p.amax(dim=-1, keepdim=True))  # m'
+                p.masked_fill_(~mask[..., q_start:q_end, k_start:k_end].reshape(p.shape), -math.inf)
+            # The output does not depend on the shift m, so m is a constant to autograd
+            # (as in attnlib.softmax). Then no value autograd saved is overwritten below,
+            # and the tile and running values can be updated in place, with or without grad.
+            new_max = torch.maximum(running_max, p.detach().amax(dim=-1, keepdim=True))  # m'
             # A row whose keys so far are all blocked keeps m' = -inf: measure it from 0
             # instead, so that no -inf - (-inf) = NaN appears (its P is 0 either way).
-            reference = new_max if mask is None else new_max.masked_fill(new_max == -math.inf, 0.0)
-            p = p.sub_(reference).exp_() if in_place else torch.exp(p - reference)  # P
+            reference = new_max.masked_fill(new_max == -math.inf, 0.0)
             rescale = torch.exp(running_max - reference)  # e^{m - m'}, 0 on the first tile
+            p.sub_(reference).exp_()  # P
+            running_sum.mul_(rescale).add_(p.sum(dim=-1, keepdim=True))  # ℓ' = e^{m-m'} ℓ + ΣP
             # Dropout acts on the weights that multiply V, not on the normaliser ℓ.
             p_values = F.dropout(p, p=dropout_p, training=True) if dropout_p > 0.0 else p
-            v_block = v[:, k_start:k_end]  # (N, Bk, d_v)
-            if in_place:
-                running_sum.mul_(rescale).add_(p.sum(dim=-1, keepdim=True))
-                acc.mul_(rescale).baddbmm_(p_values, v_block)  # o' = e^{m - m'} o + P V
-            else:
-                running_sum = running_sum * rescale + p.sum(dim=-1, keepdim=True)
-                acc = torch.baddbmm(acc * rescale, p_values, v_block)
+            acc.mul_(rescale).baddbmm_(p_values, v[:, k_start:k_end])  # o' = e^{m-m'} o + P V
             running_max = new_max
         # A row that saw no key at all has ℓ = 0 and o = 0: its output is 0.
         out[:, q_start:q_end] = acc / running_sum.clamp_min(torch.finfo(q.dtype).tiny)
-    return out.view(*batch, t_q, d_v)
+    return out.view(*batch, t_q, d_v)  # (..., T_q, d_v)

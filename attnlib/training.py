@@ -13,6 +13,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from attnlib._validate import require_dropout, require_int, require_positive_int
+
 
 def label_smoothed_cross_entropy(
     logits: torch.Tensor,
@@ -40,8 +42,7 @@ def label_smoothed_cross_entropy(
             f"logits (..., V) and target (...) must agree, got {tuple(logits.shape)} "
             f"and {tuple(target.shape)}"
         )
-    if not 0.0 <= smoothing < 1.0:
-        raise ValueError(f"smoothing must be in [0, 1), got {smoothing}")
+    require_dropout("smoothing", smoothing)  # a probability in [0, 1), as dropout is
     # Half precision is computed in float32; float64 stays float64.
     work_dtype = torch.promote_types(logits.dtype, torch.float32)
     log_probs = F.log_softmax(logits.to(work_dtype), dim=-1).reshape(-1, logits.shape[-1])  # (N, V)
@@ -69,10 +70,9 @@ def warmup_inverse_sqrt(step: int, d_model: int, warmup_steps: int) -> float:
     rising for ``w`` warm-up steps to a peak of :math:`(d_\text{model} w)^{-1/2}`.
     ``step`` counts from 1.
     """
-    if step < 1 or warmup_steps < 1:
-        raise ValueError(f"step and warmup_steps must be >= 1, got {step} and {warmup_steps}")
-    if d_model < 1:
-        raise ValueError(f"d_model must be >= 1, got {d_model}")
+    require_int("step", step, minimum=1)
+    require_int("warmup_steps", warmup_steps, minimum=1)
+    require_positive_int("d_model", d_model)
     return d_model**-0.5 * min(step**-0.5, step * warmup_steps**-1.5)
 
 
@@ -115,8 +115,7 @@ def fit(
     The model's initial weights come from when it was built: seed before building
     it for a fully repeatable run. ``progress`` shows a text progress bar (tqdm) on stderr.
     """
-    if steps < 1:
-        raise ValueError(f"steps must be >= 1, got {steps}")
+    require_int("steps", steps, minimum=1)
     torch.manual_seed(seed)
     generator = torch.Generator().manual_seed(seed)
     history = TrainingHistory()

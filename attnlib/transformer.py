@@ -11,6 +11,13 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from attnlib._validate import (
+    require_dropout,
+    require_int,
+    require_length,
+    require_positive_int,
+    require_token_ids,
+)
 from attnlib.decoder import Decoder
 from attnlib.encoder import Encoder
 from attnlib.masks import causal_mask, padding_mask_from_ids
@@ -23,7 +30,8 @@ class TransformerConfig:
 
     The defaults are a small model that trains on a CPU in a minute; the paper's
     base model is ``d_model=512, num_heads=8, d_ff=2048``, 6 + 6 layers, dropout 0.1,
-    post-norm (``norm_first=False``) and tied embeddings.
+    post-norm (``norm_first=False``) and tied embeddings. ``max_len`` is the longest
+    source or target the model accepts.
     """
 
     src_vocab_size: int = 64
@@ -40,13 +48,23 @@ class TransformerConfig:
     tie_embeddings: bool = False
 
     def __post_init__(self) -> None:
+        for name in (
+            "src_vocab_size",
+            "tgt_vocab_size",
+            "d_model",
+            "num_heads",
+            "num_encoder_layers",
+            "num_decoder_layers",
+            "d_ff",
+            "max_len",
+        ):
+            require_positive_int(name, getattr(self, name))
         if self.d_model % self.num_heads:
             raise ValueError(
                 f"d_model ({self.d_model}) must be divisible by num_heads ({self.num_heads})"
             )
-        for name in ("src_vocab_size", "tgt_vocab_size", "d_model", "d_ff", "max_len"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be positive, got {getattr(self, name)}")
+        require_dropout("dropout", self.dropout)
+        require_int("pad_id", self.pad_id)
         if not 0 <= self.pad_id < min(self.src_vocab_size, self.tgt_vocab_size):
             raise ValueError(f"pad_id must be a token id of both vocabularies, got {self.pad_id}")
 
@@ -78,7 +96,7 @@ class Transformer(nn.Module):
 
     Shapes:
         src: ``(B, S)`` token ids; tgt: ``(B, T)`` token ids (the decoder input,
-        starting with BOS); returns logits ``(B, T, tgt_vocab_size)``.
+        starting with BOS), ``S, T ≤ max_len``; returns logits ``(B, T, tgt_vocab_size)``.
     """
 
     def __init__(self, config: TransformerConfig) -> None:
@@ -103,23 +121,11 @@ class Transformer(nn.Module):
         if c.tie_embeddings:
             self.output.weight = self.tgt_embedding.weight
 
-    def _require_ids(self, ids: torch.Tensor, embedding: nn.Embedding, name: str) -> None:
+    def _require_ids(self, name: str, ids: object, vocab_size: int) -> torch.Tensor:
         # Runs before the masks are built, so that their errors cannot surface first.
-        if not isinstance(ids, torch.Tensor):
-            raise TypeError(f"{name} must be a torch.Tensor of token ids, got {type(ids).__name__}")
-        if ids.dim() != 2 or ids.is_floating_point() or ids.dtype == torch.bool:
-            raise ValueError(
-                f"{name} must be integer token ids of shape (B, length), got dtype "
-                f"{ids.dtype} and shape {tuple(ids.shape)}"
-            )
-        if ids.shape[1] < 1:
-            raise ValueError(f"{name} must hold at least one token, got shape {tuple(ids.shape)}")
-        if ids.shape[1] > self.config.max_len:
-            raise ValueError(
-                f"{name} has {ids.shape[1]} tokens, more than max_len={self.config.max_len}"
-            )
-        if ids.numel() and (ids.min() < 0 or ids.max() >= embedding.num_embeddings):
-            raise ValueError(f"{name} has ids outside [0, {embedding.num_embeddings})")
+        ids = require_token_ids(name, ids, vocab_size)
+        require_length(name, ids, self.config.max_len)
+        return ids
 
     def _embed(self, ids: torch.Tensor, embedding: nn.Embedding) -> torch.Tensor:
         x = embedding(ids) * math.sqrt(self.config.d_model)  # (B, L, C)
@@ -135,7 +141,7 @@ class Transformer(nn.Module):
             encoder's attention weights per layer (``None`` each with
             ``need_weights=False``, which lets attention use a fused kernel).
         """
-        self._require_ids(src, self.src_embedding, "src")
+        self._require_ids("src", src, self.config.src_vocab_size)
         src_mask = padding_mask_from_ids(src, self.config.pad_id)  # (B, 1, 1, S)
         memory, weights = self.encoder(self._embed(src, self.src_embedding), src_mask, need_weights)
         return memory, src_mask, weights
@@ -153,7 +159,7 @@ class Transformer(nn.Module):
             ``logits (B, T, V)`` and the decoder's self- and cross-attention weights per
             layer (``None`` each with ``need_weights=False``).
         """
-        self._require_ids(tgt, self.tgt_embedding, "tgt")
+        self._require_ids("tgt", tgt, self.config.tgt_vocab_size)
         length = tgt.shape[1]
         self_mask = causal_mask(length).to(tgt.device) & padding_mask_from_ids(
             tgt, self.config.pad_id

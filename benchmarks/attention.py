@@ -35,16 +35,16 @@ from attnlib.course.attention_cost import METHODS, BenchmarkResults, attention_f
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS_FILE = ROOT / "attnlib" / "data" / "attention_benchmark.json"
 FIGURE_FILE = ROOT / "figures" / "attention_cost.png"
-BATCH, HEADS, HEAD_SIZE, BLOCK_SIZE = 1, 8, 64, 256
+BATCH, HEADS, HEAD_SIZE, TILE_SIZE = 1, 8, 64, 256
 LENGTHS = [128, 256, 512, 1024, 2048, 4096]
 MEMORY_LENGTHS = [1024, 2048, 4096, 8192]
 
 
-def attention_call(method: str, block_size: int = BLOCK_SIZE) -> Callable[..., torch.Tensor]:
+def attention_call(method: str, tile_size: int = TILE_SIZE) -> Callable[..., torch.Tensor]:
     """The function behind each method name, taking (q, k, v) and returning the output."""
     calls: dict[str, Callable[..., torch.Tensor]] = {
         "naive": lambda q, k, v: attnlib.scaled_dot_product_attention(q, k, v)[0],
-        "tiled": lambda q, k, v: attnlib.tiled_attention(q, k, v, block_size=block_size),
+        "tiled": lambda q, k, v: attnlib.tiled_attention(q, k, v, tile_size=tile_size),
         "fused": lambda q, k, v: F.scaled_dot_product_attention(q, k, v),
     }
     return calls[method]
@@ -141,7 +141,7 @@ def run(lengths: list[int], memory_lengths: list[int]) -> BenchmarkResults:
         batch=BATCH,
         heads=HEADS,
         head_size=HEAD_SIZE,
-        block_size=BLOCK_SIZE,
+        tile_size=TILE_SIZE,
         repetitions=repetitions_for(min(lengths)),
         lengths=lengths,
         seconds=seconds,

@@ -50,7 +50,7 @@ IMPLEMENTATIONS: dict[str, Callable[..., torch.Tensor]] = {
         q, k, v, mask=mask
     )[0],
     "tiled_attention": lambda q, k, v, mask: attnlib.tiled_attention(
-        q, k, v, mask=mask, block_size=16
+        q, k, v, mask=mask, tile_size=16
     ),
     "fused_attention": lambda q, k, v, mask: attnlib.fused_attention(q, k, v, mask=mask),
 }

@@ -42,8 +42,8 @@ def main() -> None:
     # model: time it on a fixed size (the first edition's char GPT), not on whatever
     # train_char_gpt happens to train.
     config = GPTConfig(
-        vocab_size=vocabulary.size,
-        block_size=1024,
+        vocab_size=vocabulary.vocab_size,
+        max_len=1024,
         d_model=TIMED_WIDTH,
         num_heads=4,
         num_layers=TIMED_LAYERS,
@@ -51,7 +51,7 @@ def main() -> None:
     )
     torch.manual_seed(0)
     timed = GPT(config).eval()
-    prompt = vocabulary.encode("Attention is")[None]  # (1, T)
+    prompt = torch.tensor(vocabulary.encode("Attention is"))[None]  # (1, T)
     with_cache, without_cache = [], []
     for _ in range(REPETITIONS):
         seconds, cached_tokens = time_generation(timed, prompt, use_cache=True)

@@ -125,7 +125,7 @@ def translator_measures(run: Run) -> dict[str, float]:
     predictions = translator.translate([text for text, _ in more])
     errors = sum(p != iso for (_, iso), p in zip(more, predictions, strict=True))
 
-    tok = date_tokenizer.CharTokenizer()
+    tok = date_tokenizer.DateTokenizer()
     texts = list(FIELD_SPANS)
     src, tgt_in, _ = date_tokenizer.make_batch([(t, "2026-11-21") for t in texts], tok)
     maps = translator.model.attention_maps(src, tgt_in)
@@ -137,7 +137,7 @@ def translator_measures(run: Run) -> dict[str, float]:
             masses.append(float(cross[b, rows, start:stop].sum(dim=-1).mean()))
             argmax_in_field += [start <= int(cross[b, t].argmax()) < stop for t in rows]
     year_text = "21 Nov 2026"
-    encoder = translator.model.attention_maps(tok.encode_batch([year_text]), tgt_in[:1]).encoder
+    encoder = translator.model.attention_maps(tok.encode_batch([year_text])[0], tgt_in[:1]).encoder
     year_on_year = encoder[-1][0, :, 7:, 7:].sum(dim=-1).min(dim=-1).values  # (H,)
     return {
         "first_loss": history.losses[0],
@@ -169,12 +169,13 @@ def gpt_measures(run: Run) -> dict[str, float]:
     """Train the character GPT as notebook 10 does and measure every claim."""
     model, vocab, history = char_gpt.train_char_gpt(seed=run.seed, dtype=run.dtype)
     phrase = "the keys and values of the past"
-    weights = model.attention_weights(vocab.encode(phrase)[None])  # layers × (1, H, T, T)
+    ids = torch.tensor(vocab.encode(phrase))[None]  # (1, T)
+    weights = model.attention_weights(ids)  # layers × (1, H, T, T)
     length = len(phrase)
     uniform = sum(1 / (t + 1) for t in range(1, length)) / (length - 1)
     previous = weights[0][0].diagonal(offset=-1, dim1=-2, dim2=-1).mean(dim=-1)  # (H,)
     return {
-        "first_loss_gap": abs(history.losses[0] - math.log(vocab.size)),
+        "first_loss_gap": abs(history.losses[0] - math.log(vocab.vocab_size)),
         "tail_loss": sum(history.losses[-50:]) / 50,
         "previous_ratio": float(previous.min()) / uniform,
     }

@@ -22,7 +22,7 @@ from matplotlib.figure import Figure
 
 import attnlib
 from attnlib.course import attention_cost as cost
-from attnlib.course import date_tokenizer, plots, sliders, word_vectors
+from attnlib.course import date_tokenizer, date_translator, plots, sliders, word_vectors
 
 FIGURE_DIR = Path(__file__).resolve().parent
 DPI = 110
@@ -64,9 +64,9 @@ def positional_encoding() -> Figure:
 
 
 @functools.lru_cache(maxsize=1)
-def _date_translator() -> attnlib.course.date_translator.DateTranslator:
+def _date_translator() -> date_translator.DateTranslator:
     # 300 steps already translate every format and align as the notebook's 600 do.
-    return attnlib.course.date_translator.train_date_translator(seed=0, steps=300)
+    return date_translator.train_date_translator(seed=0, steps=300)
 
 
 def date_cross_attention() -> Figure:

@@ -204,7 +204,7 @@ class TestErrors:
     @pytest.mark.parametrize("mask", [torch.zeros(3, 5), torch.ones(3, 5, dtype=torch.long)])
     def test_non_bool_mask(self, mask: torch.Tensor) -> None:
         q, k, v = _qkv(((3, 4), (5, 4), (5, 4)))
-        with pytest.raises(TypeError, match=r"mask must have dtype torch\.bool"):
+        with pytest.raises(TypeError, match=r"mask must be a bool torch\.Tensor .*got dtype"):
             scaled_dot_product_attention(q, k, v, mask=mask)
 
     def test_other_bad_inputs(self) -> None:
@@ -219,6 +219,41 @@ class TestErrors:
             scaled_dot_product_attention(q, k, v.double())
         with pytest.raises(ValueError, match="dropout_p"):
             scaled_dot_product_attention(q, k, v, dropout_p=1.0)
+        with pytest.raises(TypeError, match="dropout_p must be a number"):
+            scaled_dot_product_attention(q, k, v, dropout_p="0.1")  # type: ignore[arg-type]
+        with pytest.raises(TypeError, match="scale must be a number"):
+            scaled_dot_product_attention(q, k, v, scale=torch.tensor(0.5))  # type: ignore[arg-type]
+        with pytest.raises(TypeError, match="q must have a floating-point dtype"):
+            scaled_dot_product_attention(q.long(), k, v)
+        with pytest.raises(ValueError, match=r"leading dims .* do not broadcast"):
+            scaled_dot_product_attention(q.expand(2, 3, 4), k.expand(3, 5, 4), v)
+
+
+# --- empty inputs: a defined answer, never torch's IndexError ------------------------------
+
+# T_q = 0: nothing to compute; T_k = 0: every query has nothing to attend to (output 0).
+EMPTY_SHAPES = [
+    ((0, 4), (5, 4), (5, 3)),
+    ((2, 3, 0, 4), (2, 3, 5, 4), (2, 3, 5, 3)),
+    ((6, 4), (0, 4), (0, 3)),
+    ((2, 3, 6, 4), (2, 3, 0, 4), (2, 3, 0, 3)),
+    ((2, 0, 4), (2, 0, 4), (2, 0, 3)),
+]
+
+
+@pytest.mark.parametrize("shapes", EMPTY_SHAPES)
+@pytest.mark.parametrize("with_mask", [False, True])
+def test_empty_queries_or_keys(shapes, with_mask: bool) -> None:
+    q, k, v = _qkv(shapes)
+    t_q, t_k = q.shape[-2], k.shape[-2]
+    mask = torch.ones(t_q, t_k, dtype=torch.bool) if with_mask else None
+    out, weights = scaled_dot_product_attention(q, k, v, mask=mask)
+    fused = fused_attention(q, k, v, mask=mask)
+    assert out.shape == fused.shape == (*q.shape[:-1], v.shape[-1])  # (..., T_q, d_v)
+    assert weights.shape == (*q.shape[:-1], t_k)  # (..., T_q, T_k)
+    for tensor in (out, weights, fused):
+        assert not tensor.isnan().any()
+    assert torch.equal(out, torch.zeros_like(out)) and torch.equal(fused, torch.zeros_like(fused))
 
 
 # --- properties -----------------------------------------------------------------------------

@@ -100,7 +100,7 @@ def test_every_method_of_the_benchmark_computes_attention() -> None:
     q, k, v = benchmark.random_qkv(300)
     expected = q.new_zeros(0)
     for method in attnlib.course.attention_cost.METHODS:
-        out = benchmark.attention_call(method, block_size=64)(q, k, v)
+        out = benchmark.attention_call(method, tile_size=64)(q, k, v)
         if expected.numel():
             torch.testing.assert_close(out, expected, atol=2e-5, rtol=0)
         expected = out

@@ -10,7 +10,7 @@ import torch
 from attnlib import BertConfig, BertModel
 
 SMALL = BertConfig(
-    vocab_size=50, d_model=16, num_heads=4, num_layers=2, d_ff=24, max_positions=12, dropout=0.0
+    vocab_size=50, d_model=16, num_heads=4, num_layers=2, d_ff=24, max_len=12, dropout=0.0
 )
 
 
@@ -24,11 +24,11 @@ def random_checkpoint(config: BertConfig, seed: int = 0) -> dict[str, torch.Tens
 
     state = {
         "embeddings.word_embeddings.weight": r(config.vocab_size, c),
-        "embeddings.position_embeddings.weight": r(config.max_positions, c),
+        "embeddings.position_embeddings.weight": r(config.max_len, c),
         "embeddings.token_type_embeddings.weight": r(config.type_vocab_size, c),
         "embeddings.LayerNorm.weight": 1 + r(c, scale=0.1),
         "embeddings.LayerNorm.bias": r(c, scale=0.1),
-        "embeddings.position_ids": torch.arange(config.max_positions)[None],
+        "embeddings.position_ids": torch.arange(config.max_len)[None],
         "pooler.dense.weight": r(c, c),
         "pooler.dense.bias": r(c),
     }
@@ -205,13 +205,49 @@ def test_config_from_huggingface() -> None:
 
 def test_bad_input() -> None:
     model = loaded_model()
-    with pytest.raises(TypeError, match=r"torch\.long"):
+    ids = torch.zeros(1, 3, dtype=torch.long)
+    with pytest.raises(
+        TypeError, match=r"input_ids must be integer token ids, got dtype torch\.float32"
+    ):
         model(torch.zeros(1, 3))
-    with pytest.raises(ValueError, match=r"\(B, T\)"):
+    with pytest.raises(ValueError, match=r"input_ids must have shape \(B, T\), got \(3,\)"):
         model(torch.zeros(3, dtype=torch.long))
-    with pytest.raises(ValueError, match="knows 12 positions"):
+    with pytest.raises(ValueError, match=r"input_ids holds ids outside \[0, 50\)"):
+        model(torch.full((1, 3), 50))
+    with pytest.raises(ValueError, match=r"input_ids must hold 1 to 12 tokens \(max_len\)"):
         model(torch.zeros(1, 13, dtype=torch.long))
-    with pytest.raises(ValueError, match="attention_mask"):
-        model(torch.zeros(1, 3, dtype=torch.long), torch.ones(1, 4, dtype=torch.bool))
-    with pytest.raises(TypeError, match="token_mask must be a bool"):
-        model(torch.zeros(1, 3, dtype=torch.long), torch.ones(1, 3))
+    with pytest.raises(ValueError, match="attention_mask must have the shape of input_ids"):
+        model(ids, torch.ones(1, 4, dtype=torch.bool))
+    with pytest.raises(TypeError, match=r"attention_mask must be a bool torch\.Tensor"):
+        model(ids, torch.ones(1, 3))
+    with pytest.raises(ValueError, match=r"token_type_ids holds ids outside \[0, 2\)"):
+        model(ids, None, torch.full((1, 3), 2))
+    with pytest.raises(ValueError, match="token_type_ids must have the shape of input_ids"):
+        model(ids, None, torch.zeros(1, 4, dtype=torch.long))
+    model(ids.int())  # any integer dtype the embedding takes
+
+
+@pytest.mark.parametrize(
+    ("changes", "error", "match"),
+    [
+        ({"d_model": 10, "num_heads": 3}, ValueError, r"d_model \(10\) must be divisible"),
+        ({"max_len": 0}, ValueError, "max_len must be a positive int, got 0"),
+        ({"type_vocab_size": 0}, ValueError, "type_vocab_size must be a positive int, got 0"),
+        ({"norm_eps": 0.0}, ValueError, "norm_eps must be positive"),
+        ({"dropout": 1.5}, ValueError, r"dropout must be in \[0, 1\)"),
+        ({"num_layers": 2.0}, TypeError, "num_layers must be an int, got float"),
+    ],
+)
+def test_bad_config(changes: dict, error: type, match: str) -> None:
+    with pytest.raises(error, match=match):
+        BertConfig(**changes)
+
+
+def test_hugging_face_names_cover_every_parameter() -> None:
+    names = BertModel(SMALL).parameter_names_in_huggingface()
+    assert (
+        names["encoder.layers.1.norm_1.weight"]
+        == "encoder.layer.1.attention.output.LayerNorm.weight"
+    )
+    assert names["encoder.layers.0.norm_2.bias"] == "encoder.layer.0.output.LayerNorm.bias"
+    assert set(names) == {name for name, _ in BertModel(SMALL).named_parameters()}

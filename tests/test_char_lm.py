@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from attnlib import GPTConfig
-from attnlib.course.char_data import CharVocabulary, load_course_text, random_windows
+from attnlib.course.char_data import CharTokenizer, load_course_text, random_windows
 from attnlib.course.char_gpt import train_char_gpt
 
 
@@ -13,15 +13,29 @@ def test_course_text_is_shipped() -> None:
     assert len(text) > 50_000 and "attention" in text
 
 
-def test_vocabulary_round_trip_and_errors() -> None:
-    vocabulary = CharVocabulary("hello world")
-    assert vocabulary.chars == sorted(set("hello world")) and vocabulary.size == 8
-    ids = vocabulary.encode("world hello")
-    assert ids.dtype == torch.long and vocabulary.decode(ids) == "world hello"
-    with pytest.raises(ValueError, match="'z' is not in the vocabulary"):
-        vocabulary.encode("z")
+def test_tokenizer_ids_round_trip_and_errors() -> None:
+    tokenizer = CharTokenizer("hello world")
+    assert tokenizer.chars == sorted(set("hello world")) and tokenizer.vocab_size == 8
+    ids = tokenizer.encode("world hello")
+    assert ids == [7, 5, 6, 4, 1, 0, 3, 2, 4, 4, 5]  # sorted: " " d e h l o r w
+    assert tokenizer.decode(ids) == tokenizer.decode(torch.tensor(ids)) == "world hello"
+    assert tokenizer.pad_id == 0 and tokenizer.max_len is None
+    with pytest.raises(ValueError, match="'z' at position 1 is not in the vocabulary"):
+        tokenizer.encode("hz")
     with pytest.raises(ValueError, match="must not be empty"):
-        CharVocabulary("")
+        CharTokenizer("")
+    with pytest.raises(TypeError, match="text must be a str"):
+        CharTokenizer(["a"])  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="max_len must be >= 1"):
+        CharTokenizer("ab", max_len=0)
+
+
+def test_ids_of_the_course_text_are_unchanged() -> None:
+    # Notebook 10's model and outputs depend on these ids: one per character, sorted.
+    text = load_course_text()
+    tokenizer = CharTokenizer(text)
+    assert tokenizer.chars == sorted(set(text))
+    assert tokenizer.encode(text[:200]) == [tokenizer.chars.index(ch) for ch in text[:200]]
 
 
 def test_random_windows_are_slices_of_the_data() -> None:
@@ -35,15 +49,13 @@ def test_random_windows_are_slices_of_the_data() -> None:
 
 def test_training_is_seeded_and_lowers_the_loss() -> None:
     text = "abcabcabcabc " * 40
-    config = GPTConfig(
-        vocab_size=4, block_size=16, d_model=16, num_heads=2, num_layers=1, dropout=0.0
-    )
+    config = GPTConfig(vocab_size=4, max_len=16, d_model=16, num_heads=2, num_layers=1, dropout=0.0)
     model, vocabulary, history = train_char_gpt(text, config, steps=60, batch_size=8, lr=1e-2)
     again = train_char_gpt(text, config, steps=60, batch_size=8, lr=1e-2)[2]
     assert history.losses == again.losses
     assert sum(history.losses[-5:]) / 5 < 0.5 * history.losses[0]
-    prompt = vocabulary.encode("abc")[None]
+    prompt = torch.tensor(vocabulary.encode("abc"))[None]  # (1, T)
     completion = vocabulary.decode(model.generate(prompt, 6, temperature=0.0)[0])
     assert completion.startswith("abcabc")
     with pytest.raises(ValueError, match="must equal the number of distinct"):
-        train_char_gpt(text, GPTConfig(vocab_size=5, block_size=8), steps=1)
+        train_char_gpt(text, GPTConfig(vocab_size=5, max_len=8), steps=1)

@@ -24,7 +24,7 @@ TRANSFORMER = TransformerConfig(
     dropout=0.1,
     max_len=20,
 )
-GPT_CONFIG = GPTConfig(vocab_size=13, block_size=10, d_model=16, num_heads=4, num_layers=2)
+GPT_CONFIG = GPTConfig(vocab_size=13, max_len=10, d_model=16, num_heads=4, num_layers=2)
 
 
 def _transformer(**changes) -> Transformer:

@@ -53,7 +53,7 @@ def test_wrong_models_are_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="vocabulary"):
         DateTranslator(Transformer(TransformerConfig(src_vocab_size=10, tgt_vocab_size=10)))
     path = save_checkpoint(
-        GPT(GPTConfig(vocab_size=10, block_size=8, d_model=8, num_heads=2, num_layers=1)),
+        GPT(GPTConfig(vocab_size=10, max_len=8, d_model=8, num_heads=2, num_layers=1)),
         tmp_path / "g.pt",
     )
     with pytest.raises(CheckpointError, match="not a Transformer"):

@@ -9,7 +9,7 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from attnlib.course.date_tokenizer import CharTokenizer, make_batch
+from attnlib.course.date_tokenizer import DateTokenizer, make_batch
 from attnlib.course.dates import (
     CASES,
     FIRST_DATE,
@@ -381,16 +381,16 @@ def test_split_dates_bad_input(
 
 # ---------------------------------------------------------------- tokenizer
 
-tokenizer = CharTokenizer()
+tokenizer = DateTokenizer()
 
 
 def test_tokenizer_vocabulary() -> None:
     assert (tokenizer.pad_id, tokenizer.bos_id, tokenizer.eos_id) == (0, 1, 2)
-    assert tokenizer.vocab_size == len(tokenizer) == 3 + 26 + 26 + 10 + 4 == 69
+    assert tokenizer.vocab_size == 3 + 26 + 26 + 10 + 4 == 69 and tokenizer.max_len is None
     assert list(VOCAB_CHARACTERS) == sorted(set(VOCAB_CHARACTERS))  # sorted, no repeats
     assert tokenizer.tokens[3:] == tuple(VOCAB_CHARACTERS)
     assert tokenizer.encode(" ,-.09Aa") == [3, 4, 5, 6, 7, 16, 17, 43]
-    assert CharTokenizer().tokens == tokenizer.tokens  # fixed, not built from data
+    assert DateTokenizer().tokens == tokenizer.tokens  # fixed, not built from data
 
 
 def test_vocabulary_covers_every_format_case_and_target() -> None:
@@ -442,11 +442,14 @@ def test_unknown_character_is_named(text: str, character: str, position: int) ->
     ("call", "error", "match"),
     [
         (lambda: tokenizer.encode(["a"]), TypeError, "text must be a str"),
-        (lambda: tokenizer.decode([69]), ValueError, r"ids must be ints in \[0, 69\)"),
-        (lambda: tokenizer.decode([-1]), ValueError, "ids must be ints"),
-        (lambda: tokenizer.decode(torch.zeros(2, 3, dtype=torch.long)), ValueError, "decode_batch"),
-        (lambda: tokenizer.encode_batch("abc"), TypeError, "texts must be a sequence of str"),
-        (lambda: tokenizer.encode_batch([]), ValueError, "texts must not be empty"),
+        (lambda: tokenizer.decode([69]), ValueError, r"ids outside \[0, 69\)"),
+        (lambda: tokenizer.decode([-1]), ValueError, r"ids outside \[0, 69\)"),
+        (lambda: tokenizer.decode([1.0]), TypeError, "every item of ids must be an int"),
+        (lambda: tokenizer.decode(torch.zeros(3)), TypeError, "integer token ids"),
+        (lambda: tokenizer.decode(torch.zeros(2, 3, dtype=torch.long)), ValueError, r"\(T,\)"),
+        (lambda: tokenizer.encode_batch("abc"), TypeError, "texts must be a list of str"),
+        (lambda: tokenizer.encode_batch([1]), TypeError, "every item of texts must be a str"),
+        (lambda: DateTokenizer(max_len=1), ValueError, "max_len must be >= 2"),
         (lambda: tokenizer.decode_batch([[1, 2]]), TypeError, "ids must be a torch.Tensor"),
         (lambda: tokenizer.decode_batch(torch.zeros(3)), TypeError, "integer token ids"),
         (lambda: tokenizer.decode_batch(torch.zeros(3, dtype=torch.long)), ValueError, r"\(B, T\)"),
@@ -459,21 +462,31 @@ def test_tokenizer_bad_input(call, error: type[Exception], match: str) -> None:
 
 def test_encode_batch_pads_on_the_right() -> None:
     texts = ["1.2", "", "12 May 1987"]
-    batch = tokenizer.encode_batch(texts, add_eos=True)
-    assert batch.shape == (3, 12) and batch.dtype == torch.long
+    batch, mask = tokenizer.encode_batch(texts, add_eos=True)
+    assert batch.shape == mask.shape == (3, 12) and batch.dtype == torch.long
+    assert mask.sum(dim=1).tolist() == [4, 1, 12]  # <eos> is a real token
     assert batch[0, :4].tolist() == tokenizer.encode("1.2", add_eos=True)
     assert (batch[0, 4:] == tokenizer.pad_id).all()
     assert batch[1].tolist() == [tokenizer.eos_id] + [tokenizer.pad_id] * 11
     assert (batch[2] != tokenizer.pad_id).all()
     assert tokenizer.decode_batch(batch) == texts
-    assert tokenizer.encode_batch([""]).shape == (1, 0)
+    assert tokenizer.encode_batch([""])[0].shape == (1, 0)
+    assert tokenizer.encode_batch([])[0].shape == (0, 0)
+
+
+def test_max_len_crops_between_bos_and_eos() -> None:
+    short = DateTokenizer(max_len=6)
+    ids = short.encode("2026-11-21", add_bos=True, add_eos=True)
+    assert ids == [short.bos_id, *short.encode("2026"), short.eos_id]
+    assert short.decode(short.encode("2026-11-21")) == "2026-1"
 
 
 @given(st.lists(st.text(alphabet=VOCAB_CHARACTERS, max_size=12), min_size=1, max_size=6))
 def test_encode_batch_round_trip(texts: list[str]) -> None:
-    batch = tokenizer.encode_batch(texts, add_bos=True, add_eos=True)
+    batch, mask = tokenizer.encode_batch(texts, add_bos=True, add_eos=True)
     assert batch.shape == (len(texts), max(len(t) for t in texts) + 2)
     lengths = (batch != tokenizer.pad_id).sum(dim=1).tolist()
+    assert mask.sum(dim=1).tolist() == lengths
     assert lengths == [len(t) + 2 for t in texts]
     assert tokenizer.decode_batch(batch) == texts
 
@@ -523,8 +536,11 @@ def test_make_batch_hand_worked_with_ragged_targets() -> None:
     ("pairs", "tok", "error", "match"),
     [
         ([], tokenizer, ValueError, "pairs must be a non-empty"),
+        ("ab", tokenizer, TypeError, "pairs must be a list"),
+        (["ab"], tokenizer, TypeError, "each of pairs must be"),
         ([("a", "b", "c")], tokenizer, ValueError, "each of pairs must be"),
-        ([("a", "b")], None, TypeError, "tokenizer must be a CharTokenizer"),
+        ([("a", "b")], None, TypeError, "tokenizer must be a DateTokenizer"),
+        ([("a", 1)], tokenizer, TypeError, "every item of texts must be a str"),
         ([("a/b", "1")], tokenizer, ValueError, "character '/'"),
     ],
 )

@@ -225,22 +225,33 @@ def test_beam_output_has_no_bos_and_at_most_max_len_tokens() -> None:
 
 
 @pytest.mark.parametrize(
-    ("kwargs", "match"),
+    ("kwargs", "error", "match"),
     [
-        ({"beam_size": 0}, "beam_size and max_len must be >= 1, got 0 and 4"),
-        ({"max_len": 0}, "beam_size and max_len must be >= 1, got 2 and 0"),
-        ({"bos_id": 9}, r"bos_id must be a token id in \[0, 9\), got 9"),
-        ({"eos_id": -1}, r"eos_id must be a token id in \[0, 9\), got -1"),
+        ({"beam_size": 0}, ValueError, "beam_size must be a positive int, got 0"),
+        ({"max_len": 0}, ValueError, r"max_len must be in \[1, 16\], got 0"),
+        ({"max_len": 17}, ValueError, r"max_len must be in \[1, 16\], got 17"),
+        ({"max_len": 4.0}, TypeError, "max_len must be an int, got float"),
+        ({"bos_id": 9}, ValueError, r"bos_id must be a token id in \[0, 9\), got 9"),
+        ({"eos_id": -1}, ValueError, r"eos_id must be a token id in \[0, 9\), got -1"),
+        ({"eos_id": torch.tensor(2)}, TypeError, "eos_id must be an int, got Tensor"),
     ],
 )
-def test_bad_arguments(kwargs: dict, match: str) -> None:
+def test_bad_arguments(kwargs: dict, error: type, match: str) -> None:
     model = _model(0)
     arguments = {"bos_id": BOS, "eos_id": 2, "max_len": 4, "beam_size": 2, **kwargs}
-    with pytest.raises(ValueError, match=match):
+    with pytest.raises(error, match=match):
         beam_search(model, _sources([3], seed=0), **arguments)
     if "beam_size" not in kwargs:
         greedy_arguments = {key: value for key, value in arguments.items() if key != "beam_size"}
-        with pytest.raises(ValueError, match=match.replace("2 and", "1 and")):
+        with pytest.raises(error, match=match):
             greedy_decode(model, _sources([3], seed=0), **greedy_arguments)
-    with pytest.raises(ValueError, match=r"src has ids outside \[0, 10\)"):
+
+
+def test_bad_sources_get_the_models_errors() -> None:
+    model = _model(0)
+    with pytest.raises(ValueError, match=r"src holds ids outside \[0, 10\)"):
         greedy_decode(model, torch.tensor([[1, 10]]), BOS, 2, max_len=3)
+    with pytest.raises(TypeError, match=r"src must be integer token ids"):
+        beam_search(model, torch.ones(1, 3), BOS, 2, max_len=3)
+    with pytest.raises(ValueError, match=r"src must hold 1 to 16 tokens \(max_len\)"):
+        beam_search(model, torch.ones(1, 17, dtype=torch.long), BOS, 2, max_len=3)

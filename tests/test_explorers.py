@@ -89,8 +89,10 @@ def test_scores_at_width_variance_grows_like_d_k() -> None:
 def test_scores_at_width_bad_input() -> None:
     with pytest.raises(ValueError, match="d_k must be a positive int"):
         scores_at_width(0)
-    with pytest.raises(ValueError, match="n_keys must be an int"):
+    with pytest.raises(ValueError, match="n_keys must be >= 2"):
         scores_at_width(8, n_keys=1)
+    with pytest.raises(TypeError, match="d_k must be an int"):
+        scores_at_width(8.0)
 
 
 def test_naive_weights_collapse_onto_the_diagonal_as_scale_grows(
@@ -204,6 +206,11 @@ def test_online_softmax_progress_steps_to_the_softmax() -> None:
     assert done.running_max == 6.0
     torch.testing.assert_close(done.estimate, attnlib.softmax(scores))
     torch.testing.assert_close(done.final, attnlib.softmax(scores))
-    with pytest.raises(ValueError, match="blocks_seen"):
+    assert (done.tile_size, done.tiles_seen) == (3, 4)
+    with pytest.raises(ValueError, match=r"tiles_seen must be in \[0, 4\], got 5"):
         sliders.online_softmax_progress(scores, 3, 5)
+    with pytest.raises(ValueError, match="tile_size must be a positive int"):
+        sliders.online_softmax_progress(scores, 0, 1)
+    with pytest.raises(TypeError, match="tiles_seen must be an int"):
+        sliders.online_softmax_progress(scores, 3, 1.0)
     assert isinstance(sliders.show_online_softmax_progress(scores, 3, 2), Figure)

@@ -81,9 +81,13 @@ def test_feed_forward_dropout_only_in_training() -> None:
 
 def test_feed_forward_bad_inputs() -> None:
     with pytest.raises(
-        ValueError, match=r"activation must be one of \['gelu', 'relu'\], got 'tanh'"
+        ValueError, match=r"activation must be one of \('gelu', 'relu'\), got 'tanh'"
     ):
         FeedForward(8, 16, activation="tanh")
+    with pytest.raises(ValueError, match="d_ff must be a positive int, got 0"):
+        FeedForward(8, 0)
+    with pytest.raises(ValueError, match=r"dropout must be in \[0, 1\), got 1.0"):
+        FeedForward(8, 16, dropout=1.0)
     with pytest.raises(
         ValueError, match=r"x must have shape \(\.\.\., d_model=8\), got \(2, 3, 6\)"
     ):

@@ -16,7 +16,7 @@ from attnlib.kv_cache import KVCache
 from attnlib.masks import causal_mask
 from attnlib.multi_head import MultiHeadAttention
 
-SMALL = GPTConfig(vocab_size=17, block_size=8, d_model=16, num_heads=4, num_layers=2, dropout=0.0)
+SMALL = GPTConfig(vocab_size=17, max_len=8, d_model=16, num_heads=4, num_layers=2, dropout=0.0)
 
 
 def _model(seed: int = 0, **changes) -> GPT:
@@ -41,7 +41,7 @@ def _ids(shape: tuple[int, ...], seed: int, vocab_size: int = 17) -> torch.Tenso
 def _greedy_by_hand(model: GPT, idx: torch.Tensor, steps: int) -> torch.Tensor:
     """Recompute the whole (cropped) context every step and take the argmax."""
     for _ in range(steps):
-        logits = model(idx[:, -model.config.block_size :])
+        logits = model(idx[:, -model.config.max_len :])
         idx = torch.cat([idx, logits[:, -1].argmax(-1, keepdim=True)], dim=1)
     return idx
 
@@ -49,7 +49,7 @@ def _greedy_by_hand(model: GPT, idx: torch.Tensor, steps: int) -> torch.Tensor:
 @pytest.mark.parametrize("seed", [0, 1, 2, 3])
 @pytest.mark.parametrize(("prompt", "steps"), [(1, 5), (3, 5), (3, 12), (8, 4), (11, 3), (2, 0)])
 def test_greedy_generation_with_cache_equals_without(seed: int, prompt: int, steps: int) -> None:
-    """Includes runs that pass block_size=8 (the window slides and the cache is dropped)."""
+    """Includes runs that pass max_len=8 (the window slides and the cache is dropped)."""
     model = _model(seed)
     idx = _ids((2, prompt), seed=seed + 10)
     cached = model.generate(idx, steps, temperature=0, use_cache=True)
@@ -71,7 +71,7 @@ def test_sampling_with_a_seeded_generator_is_the_same_with_and_without_cache(
     runs = [
         model.generate(
             idx,
-            10,  # past block_size
+            10,  # past max_len
             temperature=temperature,
             top_k=top_k,
             use_cache=use_cache,
@@ -287,45 +287,132 @@ def test_bad_generate_arguments() -> None:
     idx = _ids((2, 3), seed=47)
     with pytest.raises(ValueError, match=r"temperature must be >= 0, got -0\.5"):
         model.generate(idx, 2, temperature=-0.5)
-    with pytest.raises(ValueError, match="top_k must be a positive int or None, got 0"):
+    with pytest.raises(TypeError, match="temperature must be a number, got str"):
+        model.generate(idx, 2, temperature="hot")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="top_k must be a positive int, got 0"):
         model.generate(idx, 2, top_k=0)
     with pytest.raises(ValueError, match="idx must hold at least one token"):
         model.generate(idx[:, :0], 2)
-    with pytest.raises(ValueError, match=r"idx must be token ids of shape \(B, T\), got \(3,\)"):
+    with pytest.raises(ValueError, match=r"idx must have shape \(B, T\), got \(3,\)"):
         model.generate(idx[0], 2)
+    with pytest.raises(TypeError, match=r"idx must be integer token ids, got dtype torch\.float32"):
+        model.generate(idx.float(), 2)
+    with pytest.raises(TypeError, match=r"idx must be a torch\.Tensor, got list"):
+        model.generate([[1, 2]], 2)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="max_new_tokens must be >= 0, got -1"):
         model.generate(idx, -1)
     with pytest.raises(TypeError, match="max_new_tokens must be an int, got float"):
         model.generate(idx, 2.0)  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match=r"idx has ids outside \[0, 17\)"):
+    with pytest.raises(ValueError, match=r"idx holds ids outside \[0, 17\)"):
         model.generate(torch.full((1, 2), 17), 2)
     assert model.training is False
 
 
 def test_bad_forward_inputs() -> None:
     model = _model()
-    with pytest.raises(ValueError, match="9 positions exceed block_size=8; crop the context"):
+    too_long = r"idx must hold 1 to 8 tokens \(max_len\), got shape \(1, 9\)"
+    with pytest.raises(ValueError, match=too_long):
         model(_ids((1, 9), seed=48))
-    with pytest.raises(ValueError, match=r"idx must be token ids of shape \(B, T\), got \(2, 3\)"):
+    with pytest.raises(ValueError, match=too_long):
+        model.attention_weights(_ids((1, 9), seed=48))
+    with pytest.raises(
+        ValueError, match=r"idx must hold 1 to 8 tokens \(max_len\), got shape \(1, 0\)"
+    ):
+        model(_ids((1, 0), seed=48))
+    with pytest.raises(TypeError, match=r"idx must be integer token ids, got dtype torch\.float32"):
         model(torch.zeros(2, 3))
-    with pytest.raises(ValueError, match=r"idx must be token ids of shape \(B, T\), got \(4,\)"):
+    with pytest.raises(ValueError, match=r"idx must have shape \(B, T\), got \(4,\)"):
         model(torch.zeros(4, dtype=torch.long))
-    with pytest.raises(ValueError, match=r"idx has ids outside \[0, 17\)"):
+    with pytest.raises(ValueError, match=r"idx holds ids outside \[0, 17\)"):
         model(torch.tensor([[0, -1]]))
+
+
+def test_loss_takes_up_to_max_len_plus_one_tokens_and_checks_every_target() -> None:
+    model = _model()
+    model.loss(_ids((2, 9), seed=49))  # 8 inputs, 8 targets
+    with pytest.raises(
+        ValueError, match=r"idx must hold 2 to 9 tokens \(max_len\), got shape \(2, 10\)"
+    ):
+        model.loss(_ids((2, 10), seed=49))
+    with pytest.raises(ValueError, match=r"idx must hold 2 to 9 tokens"):
+        model.loss(_ids((2, 1), seed=49))
+    last_target_bad = torch.tensor([[1, 2, 17]])  # only the target is out of the vocabulary
+    with pytest.raises(ValueError, match=r"idx holds ids outside \[0, 17\)"):
+        model.loss(last_target_bad)
 
 
 @pytest.mark.parametrize(
     ("changes", "match"),
     [
         ({"d_model": 18}, r"d_model \(18\) must be divisible by num_heads \(4\)"),
-        ({"vocab_size": 0}, "vocab_size must be positive, got 0"),
-        ({"block_size": 0}, "block_size must be positive, got 0"),
-        ({"num_layers": 0}, "num_layers must be positive, got 0"),
+        ({"vocab_size": 0}, "vocab_size must be a positive int, got 0"),
+        ({"max_len": 0}, "max_len must be a positive int, got 0"),
+        ({"num_layers": 0}, "num_layers must be a positive int, got 0"),
+        ({"num_heads": 0}, "num_heads must be a positive int, got 0"),
+        ({"dropout": 1.0}, r"dropout must be in \[0, 1\), got 1.0"),
     ],
 )
 def test_bad_config(changes: dict, match: str) -> None:
     with pytest.raises(ValueError, match=match):
         dataclasses.replace(SMALL, **changes)
+    with pytest.raises(TypeError, match="max_len must be an int, got float"):
+        dataclasses.replace(SMALL, max_len=8.0)
+
+
+def _tokens_per_call(model: GPT) -> tuple[list[int], object]:
+    """Record how many tokens each forward pass of ``model`` embeds."""
+    seen: list[int] = []
+    hook = model.token_embedding.register_forward_hook(
+        lambda _module, args, _out: seen.append(args[0].shape[1])
+    )
+    return seen, hook
+
+
+@pytest.mark.parametrize("prompt", [1, 3, 8, 11])
+def test_generating_past_max_len_gives_the_same_tokens_with_and_without_cache(prompt: int) -> None:
+    model = _model(seed=9)
+    idx = _ids((3, prompt), seed=50)
+    steps = 3 * SMALL.max_len  # the window slides for most of them
+    cached = model.generate(idx, steps, temperature=0, use_cache=True)
+    assert torch.equal(cached, model.generate(idx, steps, temperature=0, use_cache=False))
+    assert torch.equal(cached, _greedy_by_hand(model, idx, steps))
+
+
+def test_the_cache_is_used_while_the_context_fits_and_dropped_once_it_slides() -> None:
+    model = _model(seed=10)
+    seen, hook = _tokens_per_call(model)
+    model.generate(_ids((2, 3), seed=51), 10, temperature=0, use_cache=True)
+    # The prompt (3), then one new token per step until the 8 positions are full, then
+    # the whole window of max_len = 8 every step: learned positions shift when it slides.
+    assert seen == [3, 1, 1, 1, 1, 1, 8, 8, 8, 8]
+    seen.clear()
+    model.generate(_ids((2, 3), seed=51), 10, temperature=0, use_cache=False)
+    assert seen == [3, 4, 5, 6, 7, 8, 8, 8, 8, 8]
+    seen.clear()
+    model.generate(_ids((2, 12), seed=51), 2, temperature=0, use_cache=True)
+    assert seen == [8, 8]  # a prompt longer than max_len: cropped, no cache to reuse
+    seen.clear()
+    model.generate(_ids((2, 3), seed=51), 0)
+    assert seen == []
+    hook.remove()
+
+
+def test_generate_checks_the_prompt_once_not_every_step(monkeypatch: pytest.MonkeyPatch) -> None:
+    import attnlib.gpt
+    from attnlib._validate import require_token_ids
+
+    calls = []
+
+    def counting(*args, **kwargs):
+        calls.append(args[0])
+        return require_token_ids(*args, **kwargs)
+
+    monkeypatch.setattr(attnlib.gpt, "require_token_ids", counting)
+    model = _model()
+    for use_cache in (True, False):
+        calls.clear()
+        model.generate(_ids((2, 3), seed=52), 12, temperature=0, use_cache=use_cache)
+        assert calls == ["idx"]
 
 
 def test_next_token_probs_is_what_generate_samples_from() -> None:

@@ -8,6 +8,7 @@ from attnlib import (
     from_torch_mha_mask,
     padding_mask,
     padding_mask_from_ids,
+    padding_mask_from_token_mask,
     to_torch_key_padding_mask,
     to_torch_mha_mask,
 )
@@ -49,6 +50,11 @@ def test_padding_mask_hand_worked() -> None:
     assert torch.equal(padding_mask(torch.tensor([2, 4, 0]), 4), mask)
 
 
+def test_padding_mask_of_an_empty_batch() -> None:
+    assert padding_mask([], 4).shape == (0, 1, 1, 4)
+    assert padding_mask(torch.zeros(0, dtype=torch.long), 4).shape == (0, 1, 1, 4)
+
+
 def test_padding_mask_from_ids_agrees_with_lengths() -> None:
     ids = torch.tensor([[5, 6, 0, 0], [7, 8, 9, 3]])
     assert torch.equal(padding_mask_from_ids(ids, pad_id=0), padding_mask([2, 4], 4))
@@ -59,7 +65,36 @@ def test_padding_mask_from_ids_agrees_with_lengths() -> None:
     [
         (lambda: padding_mask([1, 5], 4), ValueError, r"lengths must lie in \[0, max_len=4\]"),
         (lambda: padding_mask([[1, 2]], 4), ValueError, r"lengths must be a 1-D"),
-        (lambda: padding_mask([1.5], 4), ValueError, r"lengths must be a 1-D sequence of ints"),
+        (lambda: padding_mask([1.5], 4), TypeError, r"lengths must be a 1-D sequence of ints"),
+        (lambda: padding_mask("ab", 4), TypeError, r"lengths must be a sequence of ints"),
+        (lambda: padding_mask_from_ids(torch.ones(2, 3).long(), 0.5), TypeError, "pad_id"),
+        (lambda: to_torch_mha_mask([[True]]), TypeError, "mask must be a bool torch.Tensor"),
+        (lambda: to_torch_mha_mask(torch.ones(2, dtype=torch.bool)), ValueError, r"\(T_q, T_k\)"),
+        (
+            lambda: to_torch_mha_mask(torch.ones(1, 3, 2, 2, dtype=torch.bool), num_heads=2),
+            ValueError,
+            "has 3 heads",
+        ),
+        (
+            lambda: to_torch_mha_mask(torch.ones(1, 2, 2, dtype=torch.bool), num_heads=0),
+            ValueError,
+            "num_heads must be a positive int",
+        ),
+        (
+            lambda: from_torch_mha_mask(torch.ones(2, 2), 2),
+            TypeError,
+            "attn_mask must be a bool torch.Tensor",
+        ),
+        (
+            lambda: padding_mask_from_token_mask(torch.ones(2, 3)),
+            TypeError,
+            "token_mask must be a bool",
+        ),
+        (
+            lambda: padding_mask_from_token_mask(torch.ones(3, dtype=torch.bool)),
+            ValueError,
+            r"token_mask must have shape \(B, T\)",
+        ),
         (lambda: padding_mask([1], 0), ValueError, "max_len must be a positive int"),
         (lambda: padding_mask_from_ids([[1, 0]], 0), TypeError, "token_ids must be"),
         (lambda: padding_mask_from_ids(torch.ones(2, 3), 0), TypeError, r"integer token ids"),

@@ -147,23 +147,28 @@ def test_dropout_only_in_training() -> None:
     ("build", "match"),
     [
         (lambda: MultiHeadAttention(10, 3), r"d_model \(10\) must be divisible by num_heads \(3\)"),
-        (lambda: MultiHeadAttention(8, 0), "divisible"),
-        (lambda: MultiHeadAttention(8, 2, dropout=1.0), "dropout"),
+        (lambda: MultiHeadAttention(8, 0), "num_heads must be a positive int, got 0"),
+        (lambda: MultiHeadAttention(0, 1), "d_model must be a positive int, got 0"),
+        (lambda: MultiHeadAttention(8, 2, dropout=1.0), r"dropout must be in \[0, 1\), got 1.0"),
     ],
 )
 def test_bad_construction(build, match: str) -> None:
     with pytest.raises(ValueError, match=match):
         build()
+    with pytest.raises(TypeError, match="num_heads must be an int, got float"):
+        MultiHeadAttention(8, 2.0)  # type: ignore[arg-type]
 
 
 def test_bad_inputs() -> None:
     mha = MultiHeadAttention(8, 2)
-    with pytest.raises(
-        ValueError, match=r"query must have shape \(B, T, d_model=8\), got \(2, 3, 6\)"
-    ):
+    with pytest.raises(ValueError, match=r"query must have shape \(B, T, 8\), got \(2, 3, 6\)"):
         mha(torch.randn(2, 3, 6))
     with pytest.raises(ValueError, match=r"query must have shape"):
         mha(torch.randn(3, 8))
+    with pytest.raises(ValueError, match=r"key must have shape \(B, T, 8\), got \(2, 4, 6\)"):
+        mha(torch.randn(2, 3, 8), torch.randn(2, 4, 6))
+    with pytest.raises(TypeError, match="query must have a floating-point dtype"):
+        mha(torch.ones(2, 3, 8, dtype=torch.long))
     with pytest.raises(ValueError, match="share the batch size"):
         mha(torch.randn(2, 3, 8), torch.randn(3, 4, 8))
     with pytest.raises(ValueError, match="does not broadcast"):
@@ -176,19 +181,40 @@ def test_bad_inputs() -> None:
         MultiHeadAttention.from_torch(nn.MultiheadAttention(8, 2, add_bias_kv=True))
 
 
-@pytest.mark.parametrize("backend", ["fused", "math", "tiled"])
 @pytest.mark.parametrize("masked", [False, True])
-def test_backends_give_the_output_of_the_weights_path(backend: str, masked: bool) -> None:
+@pytest.mark.parametrize("training", [False, True])
+def test_need_weights_false_gives_the_same_output_by_the_fused_kernel(
+    masked: bool, training: bool
+) -> None:
+    """need_weights=True: attnlib's function, with weights; False: PyTorch's fused kernel."""
     torch.manual_seed(0)
-    mha = MultiHeadAttention(16, 4, backend=backend).eval()
+    mha = MultiHeadAttention(16, 4).train(training)  # dropout 0: training changes nothing
     query, key = torch.randn(2, 5, 16), torch.randn(2, 7, 16)
     mask = padding_mask([7, 3], 7) & causal_mask(5, 7) if masked else None
     with_weights, weights = mha(query, key, mask=mask)
     without, none = mha(query, key, mask=mask, need_weights=False)
-    assert weights is not None and none is None
+    assert weights is not None and weights.shape == (2, 4, 5, 7) and none is None
     torch.testing.assert_close(without, with_weights, atol=1e-6, rtol=1e-6)
 
 
-def test_backend_is_checked() -> None:
-    with pytest.raises(ValueError, match="backend must be one of"):
-        MultiHeadAttention(8, 2, backend="flash")
+def test_each_path_calls_its_function(monkeypatch: pytest.MonkeyPatch) -> None:
+    import attnlib.multi_head
+
+    calls = []
+    for name in ("scaled_dot_product_attention", "fused_attention"):
+        original = getattr(attnlib.multi_head, name)
+
+        def spy(*args, _name=name, _original=original, **kwargs):
+            calls.append(_name)
+            return _original(*args, **kwargs)
+
+        monkeypatch.setattr(attnlib.multi_head, name, spy)
+    mha, x = MultiHeadAttention(8, 2), torch.randn(1, 3, 8)
+    mha(x)
+    mha(x, need_weights=False)
+    assert calls == ["scaled_dot_product_attention", "fused_attention"]
+
+
+def test_there_is_no_backend_argument() -> None:
+    with pytest.raises(TypeError, match="backend"):
+        MultiHeadAttention(8, 2, backend="fused")  # type: ignore[call-arg]

@@ -116,3 +116,9 @@ def test_notebooks_import_one_way(notebook: Path) -> None:
     calls = re.sub(r"^\s*(from|import) attnlib.*$", "", code, flags=re.M)
     for name in set(re.findall(r"\battnlib\.(\w+)", calls)):
         assert name in attnlib.__all__, f"attnlib.{name} is not part of the core API"
+
+
+def test_the_version_is_the_installed_one() -> None:
+    from importlib.metadata import version
+
+    assert version("attnlib") == attnlib.__version__

@@ -167,7 +167,7 @@ def test_float64_training_does_not_feel_the_noise_and_float32_training_does(
     import attnlib
     from attnlib.course import char_gpt
 
-    config = attnlib.GPTConfig(vocab_size=5, block_size=8, d_model=16, num_heads=2, num_layers=1)
+    config = attnlib.GPTConfig(vocab_size=5, max_len=8, d_model=16, num_heads=2, num_layers=1)
     text = "".join("abcde"[i] for i in torch.randint(5, (400,), generator=torch.Generator()))
 
     def losses(dtype: torch.dtype, noisy: bool) -> list[float]:

@@ -81,7 +81,7 @@ def test_learned_embedding_adds_one_vector_per_position() -> None:
     out = module(x)
     torch.testing.assert_close(out[1], module.embedding.weight[:6])
     assert sum(p.numel() for p in module.parameters()) == 40
-    with pytest.raises(ValueError, match=r"x must have last dim 4"):
+    with pytest.raises(ValueError, match=r"x must have shape \(\.\.\., T, 4\), got \(1, 2, 5\)"):
         module(torch.zeros(1, 2, 5))
 
 
@@ -162,10 +162,27 @@ def test_rotary_module_with_query_offset() -> None:
         (lambda: RotaryEmbedding(7), "head_size must be even"),
         (
             lambda: RotaryEmbedding(8)(torch.randn(2, 4), torch.randn(2, 6)),
-            "q must have last dim head_size=8",
+            r"q must have shape \(\.\.\., T, 8\)",
         ),
+        (lambda: RotaryEmbedding(4)(torch.randn(2, 4), torch.randn(2, 4), -1), "q_offset"),
+        (lambda: LearnedPositionalEmbedding(0, 4), "max_len must be a positive int"),
     ],
 )
 def test_bad_input(call, match: str) -> None:
     with pytest.raises(ValueError, match=match):
+        call()
+
+
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (lambda: sinusoidal_encoding(10, 4.0), "d_model must be an int"),
+        (lambda: sinusoidal_encoding(10, 4, base="big"), "base must be a number"),
+        (lambda: apply_rotary(torch.randn(3, 4), [0, 1, 2]), "positions must be a torch.Tensor"),
+        (lambda: apply_rotary(torch.ones(3, 4, dtype=torch.long)), "floating-point"),
+        (lambda: RotaryEmbedding(4)(torch.randn(2, 4), torch.randn(2, 4), 1.0), "q_offset"),
+    ],
+)
+def test_wrong_types(call, match: str) -> None:
+    with pytest.raises(TypeError, match=match):
         call()

@@ -24,8 +24,10 @@ CONTRACT = {
     "resolve_device": ["device"],
     "mean_pool": ["hidden", "token_mask"],
     "semantic_search": ["queries", "corpus", "k"],
-    "tiled_attention": ["q", "k", "v", "mask", "block_size", "scale", "dropout_p"],
-    "online_softmax": ["x", "block_size"],
+    "tiled_attention": ["q", "k", "v", "mask", "dropout_p", "scale", "tile_size"],
+    "online_softmax": ["x", "tile_size"],
+    "fused_attention": ["q", "k", "v", "mask", "dropout_p", "scale"],
+    "course.sliders.online_softmax_progress": ["scores", "tile_size", "tiles_seen"],
     "course.attention_cost.attention_flops": ["batch_heads", "t_q", "t_k", "d_k", "d_v"],
 }
 SHAPED = [
@@ -97,13 +99,19 @@ def test_contract_defaults() -> None:
     assert sdpa["mask"].default is None and sdpa["dropout_p"].default == 0.0
     assert sdpa["scale"].default is None
     assert inspect.signature(attnlib.sinusoidal_encoding).parameters["base"].default == 10000.0
+    # Every attention function takes the same leading arguments; extras are keyword-only.
+    for function in (attnlib.fused_attention, attnlib.tiled_attention):
+        parameters = inspect.signature(function).parameters
+        assert parameters["mask"].default is None and parameters["dropout_p"].default == 0.0
+        assert parameters["scale"].default is None
+    tile_size = inspect.signature(attnlib.tiled_attention).parameters["tile_size"]
+    assert tile_size.kind is inspect.Parameter.KEYWORD_ONLY and tile_size.default == 256
 
 
 def test_module_contracts() -> None:
     init = inspect.signature(attnlib.MultiHeadAttention.__init__).parameters
-    assert list(init)[1:] == ["d_model", "num_heads", "dropout", "bias", "backend"]
+    assert list(init)[1:] == ["d_model", "num_heads", "dropout", "bias"]
     assert init["dropout"].default == 0.0 and init["bias"].default is True
-    assert init["backend"].default == "fused"
     forward = inspect.signature(attnlib.MultiHeadAttention.forward).parameters
     assert list(forward)[1:5] == ["query", "key", "value", "mask"]
     assert forward["need_weights"].default is True

@@ -87,8 +87,12 @@ def test_encode_restores_training_mode_and_needs_no_grad(minilm: SentenceEncoder
 
 def test_encode_bad_input(minilm: SentenceEncoder) -> None:
     assert minilm.encode([]).shape == (0, 384)
-    with pytest.raises(TypeError, match="wrap a single text"):
+    with pytest.raises(TypeError, match="texts must be a list of str"):
         minilm.encode("one sentence")
+    with pytest.raises(TypeError, match="texts must be a list of str"):
+        minilm.tokenize("one sentence")
+    input_ids, real = minilm.tokenize([])
+    assert input_ids.shape == real.shape == (0, 0)
     with pytest.raises(ValueError, match="batch_size"):
         minilm.encode(SENTENCES, batch_size=0)
 
@@ -130,7 +134,7 @@ def test_config_is_all_minilm_l6_v2(minilm: SentenceEncoder) -> None:
     assert minilm.bert.num_parameters() == 22_565_376  # without the unused pooler
     layer = minilm.bert.encoder.layers[0]
     assert isinstance(layer.self_attention, attnlib.MultiHeadAttention)
-    assert not layer.attention_block.norm_first and layer.feed_forward.activation == "gelu"
+    assert not layer.norm_first and layer.feed_forward.activation == "gelu"
 
 
 def test_missing_package_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -69,3 +69,20 @@ def test_non_tensor_input_is_a_type_error(fn) -> None:
 def test_projection_onto_zero_vector() -> None:
     with pytest.raises(ValueError, match="onto must not be the zero vector"):
         projection(torch.ones(2), torch.zeros(2))
+
+
+@pytest.mark.parametrize("fn", [dot, cosine_similarity, projection])
+def test_leading_dims_that_do_not_broadcast(fn) -> None:
+    with pytest.raises(ValueError, match=r"do not broadcast.*\(3, 4\).*\(5, 4\)"):
+        fn(torch.ones(3, 4), torch.ones(5, 4))
+
+
+@pytest.mark.parametrize("fn", [dot, cosine_similarity, projection])
+def test_integer_tensors_are_a_type_error(fn) -> None:
+    with pytest.raises(TypeError, match="floating-point"):
+        fn(torch.ones(2, dtype=torch.long), torch.ones(2))
+
+
+def test_negative_eps() -> None:
+    with pytest.raises(ValueError, match="eps must be >= 0"):
+        cosine_similarity(torch.ones(2), torch.ones(2), eps=-1.0)

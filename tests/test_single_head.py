@@ -45,10 +45,16 @@ def test_dropout_only_in_training() -> None:
 
 def test_bad_input() -> None:
     head = AttentionHead(d_model=4, d_k=3)
-    with pytest.raises(ValueError, match=r"query must have last dim d_model=4, got shape \(3, 5\)"):
+    with pytest.raises(ValueError, match=r"query must have shape \(\.\.\., T, 4\), got \(3, 5\)"):
         head(torch.randn(3, 5))
-    with pytest.raises(ValueError, match="key must have last dim"):
+    with pytest.raises(ValueError, match=r"key must have shape \(\.\.\., T, 4\)"):
         head(torch.randn(3, 4), torch.randn(3, 2))
+    with pytest.raises(TypeError, match="value must have a floating-point dtype"):
+        head(torch.randn(3, 4), torch.randn(3, 4), torch.ones(3, 4, dtype=torch.long))
+    with pytest.raises(TypeError, match="d_k must be an int"):
+        AttentionHead(d_model=4, d_k=2.5)
+    with pytest.raises(TypeError, match="dropout must be a number"):
+        AttentionHead(d_model=4, d_k=2, dropout="0.1")
     with pytest.raises(ValueError, match="d_k must be a positive int"):
         AttentionHead(d_model=4, d_k=0)
     with pytest.raises(ValueError, match="dropout"):

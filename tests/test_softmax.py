@@ -124,3 +124,14 @@ def test_jacobian_bad_input() -> None:
         softmax_jacobian([0.5, 0.5])  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="p must have shape"):
         softmax_jacobian(torch.tensor(1.0))
+
+
+@pytest.mark.parametrize(
+    ("shape", "dim"), [((0,), -1), ((3, 0), -1), ((0, 3), 0), ((0, 3), -1), ((2, 0, 4), 1)]
+)
+@pytest.mark.parametrize("fn", [softmax, naive_softmax])
+def test_empty_input_gives_an_empty_result(shape: tuple[int, ...], dim: int, fn) -> None:
+    x = torch.empty(shape)
+    out = fn(x, dim=dim)
+    assert out.shape == shape and out.dtype == x.dtype
+    assert not out.isnan().any()

@@ -40,7 +40,7 @@ def test_tiled_attention_never_builds_the_score_matrix() -> None:
     with torch.no_grad(), TensorLog() as naive:
         scaled_dot_product_attention(q, k, v)
     with torch.no_grad(), TensorLog() as tiled:
-        tiled_attention(q, k, v, block_size=32)
+        tiled_attention(q, k, v, tile_size=32)
     assert naive.largest().shape == (1, 2, 96, 96)
     assert max(op.shape for op in tiled.ops if op.name == "bmm") == (2, 32, 32)
     assert max(math.prod(op.shape) for op in tiled.ops) < 2 * 96 * 96  # not even one matrix

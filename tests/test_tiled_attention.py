@@ -20,14 +20,14 @@ from attnlib import (
     tiled_attention,
 )
 
-# (q shape, k shape, v shape): T_q ≠ T_k, d_v ≠ d_k, lengths that blocks do not divide.
+# (q shape, k shape, v shape): T_q ≠ T_k, d_v ≠ d_k, lengths that tiles do not divide.
 SHAPES = [
     ((1, 4), (1, 4), (1, 4)),
     ((7, 4), (5, 4), (5, 3)),
     ((2, 3, 9, 8), (2, 3, 11, 8), (2, 3, 11, 5)),
     ((2, 1, 300, 16), (2, 1, 300, 16), (2, 1, 300, 16)),
 ]
-BLOCK_SIZES = [1, 3, 64, 1000]
+TILE_SIZES = [1, 3, 64, 1000]
 
 
 def _qkv(shapes, dtype=torch.float64, seed=0, spread=1.0):
@@ -65,19 +65,19 @@ CASES = [
 
 
 @pytest.mark.parametrize(
-    ("shapes", "kind", "block_size"),
+    ("shapes", "kind", "tile_size"),
     [
-        (shapes, kind, block_size)
+        (shapes, kind, tile_size)
         for shapes, kind in CASES
-        for block_size in BLOCK_SIZES
-        if not (block_size == 1 and shapes[0][-2] > 100)  # 90,000 tiles of one score: slow
+        for tile_size in TILE_SIZES
+        if not (tile_size == 1 and shapes[0][-2] > 100)  # 90,000 tiles of one score: slow
     ],
 )
-def test_equals_the_reference_in_float64(shapes, kind: str, block_size: int) -> None:
+def test_equals_the_reference_in_float64(shapes, kind: str, tile_size: int) -> None:
     q, k, v = _qkv(shapes)
     mask = _masks(shapes[0], shapes[1])[kind]
     expected, _ = scaled_dot_product_attention(q, k, v, mask=mask)
-    got = tiled_attention(q, k, v, mask=mask, block_size=block_size)
+    got = tiled_attention(q, k, v, mask=mask, tile_size=tile_size)
     torch.testing.assert_close(got, expected, atol=1e-12, rtol=1e-12)
 
 
@@ -86,7 +86,7 @@ def test_equals_the_reference_in_float32_within_2e_5(shapes, kind: str) -> None:
     q, k, v = _qkv(shapes, torch.float32)
     mask = _masks(shapes[0], shapes[1])[kind]
     expected, _ = scaled_dot_product_attention(q, k, v, mask=mask)
-    got = tiled_attention(q, k, v, mask=mask, block_size=64)
+    got = tiled_attention(q, k, v, mask=mask, tile_size=64)
     assert got.dtype == torch.float32
     assert (got - expected).abs().max() < 2e-5
 
@@ -95,7 +95,7 @@ def test_rows_with_nothing_to_attend_give_zeros_not_nan() -> None:
     q, k, v = _qkv(SHAPES[2])
     mask = torch.zeros(9, 11, dtype=torch.bool)
     mask[4:, :3] = True  # rows 0-3 blocked everywhere; rows 4+ only in the first block
-    out = tiled_attention(q, k, v, mask=mask, block_size=3)
+    out = tiled_attention(q, k, v, mask=mask, tile_size=3)
     assert not out.isnan().any()
     assert torch.equal(out[..., :4, :], torch.zeros_like(out[..., :4, :]))
     expected, _ = scaled_dot_product_attention(q, k, v, mask=mask)
@@ -109,14 +109,14 @@ def test_late_first_key_with_very_negative_scores() -> None:
     k = torch.full((1, 6, 4), -100.0)
     v = torch.randn(1, 6, 2, generator=torch.Generator().manual_seed(0))
     mask = torch.tensor([[False] * 5 + [True]])
-    out = tiled_attention(q, k, v, mask=mask, block_size=2)
+    out = tiled_attention(q, k, v, mask=mask, tile_size=2)
     torch.testing.assert_close(out, v[:, 5:6])
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 def test_stable_for_large_scores(dtype: torch.dtype) -> None:
     q, k, v = _qkv(SHAPES[2], dtype, spread=40.0)  # scores in the thousands
-    out = tiled_attention(q, k, v, block_size=4)
+    out = tiled_attention(q, k, v, tile_size=4)
     assert torch.isfinite(out).all()
     expected, _ = scaled_dot_product_attention(q, k, v)
     torch.testing.assert_close(out, expected, atol=1e-4, rtol=1e-4)
@@ -125,18 +125,34 @@ def test_stable_for_large_scores(dtype: torch.dtype) -> None:
 def test_broadcast_batch_dims_and_custom_scale() -> None:
     q, k, v = _qkv(((2, 3, 6, 4), (1, 3, 5, 4), (1, 3, 5, 2)))
     expected, _ = scaled_dot_product_attention(q, k, v, scale=0.7)
-    torch.testing.assert_close(tiled_attention(q, k, v, block_size=2, scale=0.7), expected)
+    torch.testing.assert_close(tiled_attention(q, k, v, tile_size=2, scale=0.7), expected)
 
 
-def test_gradients_equal_the_reference() -> None:
+@pytest.mark.parametrize("kind", ["none", "causal", "padding", "random", "empty rows"])
+@pytest.mark.parametrize("tile_size", [3, 4, 64])
+def test_gradients_equal_the_reference(kind: str, tile_size: int) -> None:
+    # The running maximum is detached and the tile updated in place: the gradients must
+    # still be exact, for q, k and v, with every kind of mask (dropout off).
     q, k, v = (t.requires_grad_() for t in _qkv(SHAPES[2]))
-    mask = _masks(SHAPES[2][0], SHAPES[2][1])["empty rows"]
-    ours = torch.autograd.grad(tiled_attention(q, k, v, mask, block_size=4).pow(2).sum(), (q, k, v))
-    reference = torch.autograd.grad(
-        scaled_dot_product_attention(q, k, v, mask)[0].pow(2).sum(), (q, k, v)
-    )
+    mask = _masks(SHAPES[2][0], SHAPES[2][1])[kind]
+    upstream = torch.randn(2, 3, 9, 5, generator=torch.Generator().manual_seed(1), dtype=q.dtype)
+    out = tiled_attention(q, k, v, mask, tile_size=tile_size)
+    ours = torch.autograd.grad((out * upstream).sum(), (q, k, v))
+    expected_out, _ = scaled_dot_product_attention(q, k, v, mask)
+    reference = torch.autograd.grad((expected_out * upstream).sum(), (q, k, v))
     for got, expected in zip(ours, reference, strict=True):
+        assert torch.isfinite(got).all()
         torch.testing.assert_close(got, expected, atol=1e-12, rtol=1e-10)
+
+
+def test_the_same_loop_with_and_without_autograd() -> None:
+    q, k, v = _qkv(SHAPES[2])
+    mask = _masks(SHAPES[2][0], SHAPES[2][1])["random"]
+    with torch.no_grad():
+        inference = tiled_attention(q, k, v, mask, tile_size=4)
+    training = tiled_attention(*(t.clone().requires_grad_() for t in (q, k, v)), mask, tile_size=4)
+    assert training.requires_grad
+    assert torch.equal(training.detach(), inference)
 
 
 def test_dropout_drops_normalised_weights() -> None:
@@ -144,17 +160,51 @@ def test_dropout_drops_normalised_weights() -> None:
     torch.manual_seed(0)
     q, k, v = _qkv(((1, 3, 4), (1, 5, 4), (1, 5, 2)))
     expected, _ = scaled_dot_product_attention(q, k, v)
-    draws = torch.stack(
-        [tiled_attention(q, k, v, block_size=2, dropout_p=0.3) for _ in range(4000)]
-    )
+    draws = torch.stack([tiled_attention(q, k, v, tile_size=2, dropout_p=0.3) for _ in range(4000)])
     assert not torch.allclose(draws[0], expected)
     torch.testing.assert_close(draws.mean(0), expected, atol=0.05, rtol=0)
 
 
+# Every attention function answers an empty query or key set without torch's IndexError:
+# T_q = 0 gives an empty output; T_k = 0 leaves every query with nothing to attend to.
+EMPTY_SHAPES = [
+    ((0, 4), (5, 4), (5, 3)),
+    ((2, 3, 0, 4), (2, 3, 5, 4), (2, 3, 5, 3)),
+    ((6, 4), (0, 4), (0, 3)),
+    ((2, 3, 6, 4), (2, 3, 0, 4), (2, 3, 0, 3)),
+    ((2, 0, 4), (2, 0, 4), (2, 0, 3)),
+]
+
+
+@pytest.mark.parametrize("shapes", EMPTY_SHAPES)
+@pytest.mark.parametrize("with_mask", [False, True])
+def test_empty_queries_or_keys(shapes, with_mask: bool) -> None:
+    q, k, v = _qkv(shapes)
+    mask = torch.ones(shapes[0][-2], shapes[1][-2], dtype=torch.bool) if with_mask else None
+    out = tiled_attention(q, k, v, mask, tile_size=4)
+    expected_shape = (*q.shape[:-1], v.shape[-1])  # (..., T_q, d_v)
+    assert out.shape == expected_shape
+    assert not out.isnan().any()
+    assert torch.equal(out, torch.zeros(expected_shape, dtype=out.dtype))
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"tile_size": 0}, ValueError, "tile_size must be a positive int, got 0"),
+        ({"tile_size": 2.0}, TypeError, "tile_size must be an int"),
+        ({"dropout_p": 1.0}, ValueError, r"dropout_p must be in \[0, 1\)"),
+        ({"scale": "big"}, TypeError, "scale must be a number"),
+    ],
+)
+def test_bad_arguments(kwargs: dict, error: type[Exception], match: str) -> None:
+    q, k, v = _qkv(SHAPES[1])
+    with pytest.raises(error, match=match):
+        tiled_attention(q, k, v, **kwargs)
+
+
 def test_bad_input() -> None:
     q, k, v = _qkv(SHAPES[1])
-    with pytest.raises(ValueError, match="block_size"):
-        tiled_attention(q, k, v, block_size=0)
     with pytest.raises(TypeError, match="True = may attend"):
         tiled_attention(q, k, v, mask=torch.ones(7, 5))
     with pytest.raises(ValueError, match="same last dim d_k"):
@@ -164,19 +214,19 @@ def test_bad_input() -> None:
 # --- the online softmax ------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("block_size", [1, 2, 5, 7, 100])
-def test_online_softmax_equals_softmax(block_size: int) -> None:
+@pytest.mark.parametrize("tile_size", [1, 2, 5, 7, 100])
+def test_online_softmax_equals_softmax(tile_size: int) -> None:
     x = torch.randn(4, 7, generator=torch.Generator().manual_seed(0), dtype=torch.float64) * 20
-    torch.testing.assert_close(online_softmax(x, block_size), softmax(x), atol=1e-15, rtol=1e-12)
+    torch.testing.assert_close(online_softmax(x, tile_size), softmax(x), atol=1e-15, rtol=1e-12)
 
 
 @given(
     st.lists(st.floats(-1e4, 1e4), min_size=1, max_size=40),
     st.integers(1, 50),
 )
-def test_online_softmax_any_scores_any_blocks(values: list[float], block_size: int) -> None:
+def test_online_softmax_any_scores_any_tiles(values: list[float], tile_size: int) -> None:
     x = torch.tensor(values, dtype=torch.float64)
-    torch.testing.assert_close(online_softmax(x, block_size), softmax(x), atol=1e-12, rtol=1e-9)
+    torch.testing.assert_close(online_softmax(x, tile_size), softmax(x), atol=1e-12, rtol=1e-9)
 
 
 def test_online_softmax_of_blocked_scores() -> None:
@@ -198,8 +248,23 @@ def test_step_keeps_the_running_max_and_sum() -> None:
         torch.testing.assert_close(state.running_sum, torch.exp(seen - seen.max()).sum())
 
 
+@pytest.mark.parametrize("shape", [(0,), (3, 0), (0, 4), (2, 0, 0)])
+def test_online_softmax_of_nothing_is_empty(shape: tuple[int, ...]) -> None:
+    x = torch.empty(shape, dtype=torch.float64)
+    out = online_softmax(x, 2)
+    assert out.shape == shape and not out.isnan().any()
+    assert torch.equal(out, softmax(x))
+
+
+def test_an_empty_step_changes_nothing() -> None:
+    state = OnlineSoftmaxState(torch.tensor([1.0, -math.inf]), torch.tensor([2.0, 0.0]))
+    assert online_softmax_step(state, torch.empty(2, 0)) is state
+
+
 def test_online_softmax_bad_input() -> None:
-    with pytest.raises(ValueError, match="block_size"):
+    with pytest.raises(ValueError, match="tile_size"):
         online_softmax(torch.ones(3), 0)
     with pytest.raises(TypeError, match="floating-point"):
         online_softmax(torch.ones(3, dtype=torch.long), 2)
+    with pytest.raises(ValueError, match=r"x must have shape \(\.\.\., n\)"):
+        online_softmax(torch.tensor(1.0), 2)

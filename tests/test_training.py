@@ -163,14 +163,16 @@ def test_warmup_rises_linearly_peaks_at_warmup_then_decays(d_model: int, warmup:
 @pytest.mark.parametrize(
     ("args", "match"),
     [
-        ((0, 512, 4000), "step and warmup_steps must be >= 1, got 0 and 4000"),
-        ((1, 512, 0), "step and warmup_steps must be >= 1, got 1 and 0"),
-        ((1, 0, 10), "d_model must be >= 1, got 0"),
+        ((0, 512, 4000), "step must be >= 1, got 0"),
+        ((1, 512, 0), "warmup_steps must be >= 1, got 0"),
+        ((1, 0, 10), "d_model must be a positive int, got 0"),
     ],
 )
 def test_warmup_bad_arguments(args: tuple[int, int, int], match: str) -> None:
     with pytest.raises(ValueError, match=match):
         warmup_inverse_sqrt(*args)
+    with pytest.raises(TypeError, match="step must be an int, got float"):
+        warmup_inverse_sqrt(1.0, 512, 4000)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("factor", [1.0, 2.0])

@@ -243,36 +243,47 @@ def test_dropout_is_active_in_training_only() -> None:
 def test_bad_inputs() -> None:
     model = _model()
     src, tgt = _ids((2, 4), 11, seed=18), _ids((2, 3), 13, seed=19)
-    with pytest.raises(ValueError, match=r"src has ids outside \[0, 11\)"):
+    with pytest.raises(ValueError, match=r"src holds ids outside \[0, 11\)"):
         model(torch.full((1, 3), 11), tgt[:1])
-    with pytest.raises(ValueError, match=r"tgt has ids outside \[0, 13\)"):
+    with pytest.raises(ValueError, match=r"tgt holds ids outside \[0, 13\)"):
         model(src, torch.tensor([[1, -1, 2], [1, 2, 3]]))
-    with pytest.raises(ValueError, match="src has 13 tokens, more than max_len=12"):
+    with pytest.raises(
+        ValueError, match=r"src must hold 1 to 12 tokens \(max_len\), got shape \(1, 13\)"
+    ):
         model(_ids((1, 13), 11, seed=20), tgt[:1])
-    with pytest.raises(ValueError, match="tgt has 13 tokens, more than max_len=12"):
+    with pytest.raises(
+        ValueError, match=r"tgt must hold 1 to 12 tokens \(max_len\), got shape \(2, 13\)"
+    ):
         model(src, _ids((2, 13), 13, seed=21))
-    with pytest.raises(ValueError, match=r"src must be integer token ids of shape \(B, length\)"):
+    with pytest.raises(TypeError, match=r"src must be integer token ids, got dtype torch\.float32"):
         model(src.float(), tgt)
-    with pytest.raises(ValueError, match=r"tgt must be integer token ids .* shape \(3,\)"):
+    with pytest.raises(ValueError, match=r"tgt must have shape \(B, T\), got \(3,\)"):
         model(src, tgt[0])
-    with pytest.raises(ValueError, match=r"tgt must be integer token ids .*torch\.bool"):
+    with pytest.raises(TypeError, match=r"tgt must be integer token ids, got dtype torch\.bool"):
         model(src, tgt > 2)
-    with pytest.raises(ValueError, match=r"tgt must hold at least one token, got shape \(2, 0\)"):
+    with pytest.raises(
+        ValueError, match=r"tgt must hold 1 to 12 tokens \(max_len\), got shape \(2, 0\)"
+    ):
         model(src, tgt[:, :0])
-    with pytest.raises(TypeError, match=r"src must be a torch\.Tensor of token ids, got list"):
+    with pytest.raises(TypeError, match=r"src must be a torch\.Tensor, got list"):
         model.encode([[1, 2, 3]])
     memory, src_mask, _ = model.encode(src)
-    with pytest.raises(ValueError, match=r"tgt must be integer token ids .* shape \(3,\)"):
+    with pytest.raises(ValueError, match=r"tgt must have shape \(B, T\), got \(3,\)"):
         model.decode(tgt[0], memory, src_mask)
+    with pytest.raises(ValueError, match=r"memory must have shape \(B, T, 16\), got \(2, 4, 8\)"):
+        model.decode(tgt, memory[..., :8], src_mask)
 
 
 @pytest.mark.parametrize(
     ("changes", "match"),
     [
         ({"d_model": 18, "num_heads": 4}, r"d_model \(18\) must be divisible by num_heads \(4\)"),
-        ({"src_vocab_size": 0}, "src_vocab_size must be positive, got 0"),
-        ({"d_ff": -1}, "d_ff must be positive, got -1"),
-        ({"max_len": 0}, "max_len must be positive, got 0"),
+        ({"src_vocab_size": 0}, "src_vocab_size must be a positive int, got 0"),
+        ({"d_ff": -1}, "d_ff must be a positive int, got -1"),
+        ({"max_len": 0}, "max_len must be a positive int, got 0"),
+        ({"num_heads": 0}, "num_heads must be a positive int, got 0"),
+        ({"num_decoder_layers": 0}, "num_decoder_layers must be a positive int, got 0"),
+        ({"dropout": -0.1}, r"dropout must be in \[0, 1\), got -0.1"),
         ({"pad_id": 13}, "pad_id must be a token id of both vocabularies, got 13"),
         ({"pad_id": -1}, "pad_id must be a token id of both vocabularies, got -1"),
     ],
@@ -280,6 +291,8 @@ def test_bad_inputs() -> None:
 def test_bad_config(changes: dict, match: str) -> None:
     with pytest.raises(ValueError, match=match):
         dataclasses.replace(SMALL, **changes)
+    with pytest.raises(TypeError, match="d_model must be an int, got float"):
+        dataclasses.replace(SMALL, d_model=16.0)
 
 
 def test_config_is_frozen_and_defaults_are_small() -> None:

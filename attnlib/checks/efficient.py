@@ -71,7 +71,7 @@ def check_online_softmax_step(
 def check_tiled_attention(
     fn: Callable[[torch.Tensor, torch.Tensor, torch.Tensor, int], torch.Tensor],
 ) -> CheckResult:
-    """Check ``attend(q, k, v, block_size) -> out`` (no mask) against the reference."""
+    """Check ``attend(q, k, v, tile_size) -> out`` (no mask) against the reference."""
     g = fixed_generator()
     q, k, v = (
         randn64(2, 5, 4, generator=g),
@@ -81,17 +81,17 @@ def check_tiled_attention(
     large = 30 * randn64(1, 6, 4, generator=g)  # scores in the thousands: needs the max
     reference = scaled_dot_product_attention
     cases = [
-        Case("block_size 7 (one block)", (q, k, v, 7), reference(q, k, v)[0]),
-        Case("block_size 2 (T_k = 7 is not a multiple)", (q, k, v, 2), reference(q, k, v)[0]),
-        Case("block_size 1", (q, k, v, 1), reference(q, k, v)[0]),
+        Case("tile_size 7 (one tile)", (q, k, v, 7), reference(q, k, v)[0]),
+        Case("tile_size 2 (T_k = 7 is not a multiple)", (q, k, v, 2), reference(q, k, v)[0]),
+        Case("tile_size 1", (q, k, v, 1), reference(q, k, v)[0]),
         Case("large scores", (large, large, large, 4), reference(large, large, large)[0]),
     ]
     hints = {
-        "default": "for each block of keys: s = q @ k_blk.T / √d; m_new = max(m, s.max(-1)); "
-        "p = exp(s - m_new); l = l·exp(m - m_new) + p.sum(-1); o = o·exp(m - m_new) + p @ v_blk; "
+        "default": "for each tile of keys: s = q @ k_tile.T / √d; m_new = max(m, s.max(-1)); "
+        "p = exp(s - m_new); l = l·exp(m - m_new) + p.sum(-1); o = o·exp(m - m_new) + p @ v_tile; "
         "return o / l at the end.",
-        "block_size 2 (T_k = 7 is not a multiple)": "the last block is shorter: slice "
-        "k[..., start:start + block_size, :] and let Python stop at the end.",
+        "tile_size 2 (T_k = 7 is not a multiple)": "the last tile is shorter: slice "
+        "k[..., start:start + tile_size, :] and let Python stop at the end.",
         "large scores": "subtract the running maximum before exp, or exp overflows to inf.",
     }
     return run_cases("tiled_attention", fn, cases, hints, atol=1e-9)

@@ -76,7 +76,7 @@ class BenchmarkResults:
     batch: int
     heads: int
     head_size: int
-    block_size: int
+    tile_size: int
     repetitions: int
     lengths: list[int]
     seconds: dict[str, list[float]]

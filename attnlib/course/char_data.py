@@ -1,4 +1,4 @@
-"""Character-level language modelling data: the course's own prose as a small, free corpus.
+"""Character-level language modelling data: the course's prose and its character tokenizer.
 
 ``data/course_text.txt`` holds the markdown cells of notebooks 01–07 (about 99,000
 characters), text this project wrote and may use freely, fixed in the package so
@@ -9,9 +9,13 @@ Notebook 10.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from importlib.resources import files
 
 import torch
+
+from attnlib._validate import require_id_sequence, require_int, require_text, require_texts
+from attnlib.formats.tokenizer import pad_ids
 
 
 def load_course_text() -> str:
@@ -19,34 +23,71 @@ def load_course_text() -> str:
     return files("attnlib").joinpath("data/course_text.txt").read_text(encoding="utf-8")
 
 
-class CharVocabulary:
-    """One id per distinct character of a text, in sorted order.
+class CharTokenizer:
+    """One id per distinct character of a text, in sorted order; no special tokens.
+
+    ``CharTokenizer("hello world").chars`` is ``[" ", "d", "e", "h", "l", "o", "r", "w"]``:
+    ``" "`` is id 0 and ``"w"`` id 7. It is a :class:`~attnlib.formats.tokenizer.Tokenizer`.
+    The char GPT trains on windows of equal length and never pads, so :attr:`pad_id` is
+    0, the first character's id; only the mask of :meth:`encode_batch` tells padding
+    from that character.
+
+    Args:
+        text: the text whose characters make the vocabulary (not empty).
+        max_len: the longest sequence :meth:`encode` returns (longer texts are cropped
+            at the end), or ``None`` for no limit.
 
     Shapes:
-        ``encode`` returns ``(len(text),)`` long; ``decode`` takes any 1-D ids.
+        :meth:`encode` returns ``T`` ints; :meth:`decode` takes ``T`` ints or ``(T,)``;
+        :meth:`encode_batch` returns ``ids (B, T)`` long and ``mask (B, T)`` bool.
     """
 
-    def __init__(self, text: str) -> None:
-        if not text:
-            raise ValueError("text must not be empty")
+    pad_id = 0
+
+    def __init__(self, text: str, max_len: int | None = None) -> None:
+        if not require_text("text", text):
+            raise ValueError("text must not be empty: it defines the vocabulary")
         self.chars = sorted(set(text))
         self._ids = {ch: i for i, ch in enumerate(self.chars)}
+        self.max_len = None if max_len is None else require_int("max_len", max_len, minimum=1)
 
     @property
-    def size(self) -> int:
+    def vocab_size(self) -> int:
         """Number of distinct characters."""
         return len(self.chars)
 
-    def encode(self, text: str) -> torch.Tensor:
-        """Character ids of ``text``; ``ValueError`` naming an unknown character."""
-        try:
-            return torch.tensor([self._ids[ch] for ch in text], dtype=torch.long)
-        except KeyError as error:
-            raise ValueError(f"character {error.args[0]!r} is not in the vocabulary") from None
+    def __repr__(self) -> str:
+        return f"CharTokenizer(vocab_size={self.vocab_size}, max_len={self.max_len})"
 
-    def decode(self, ids: torch.Tensor | list[int]) -> str:
-        """The text of character ids."""
-        return "".join(self.chars[i] for i in torch.as_tensor(ids).tolist())
+    def encode(self, text: str) -> list[int]:
+        """Character ids of ``text``; ``ValueError`` naming an unknown character."""
+        require_text("text", text)
+        ids = []
+        for position, ch in enumerate(text[: self.max_len]):
+            try:
+                ids.append(self._ids[ch])
+            except KeyError:
+                raise ValueError(
+                    f"character {ch!r} at position {position} is not in the vocabulary"
+                ) from None
+        return ids
+
+    def decode(self, ids: Sequence[int] | torch.Tensor) -> str:
+        """The text of character ids.
+
+        Shapes:
+            ids: ``T`` ints or a ``(T,)`` integer tensor.
+        """
+        return "".join(self.chars[i] for i in require_id_sequence("ids", ids, self.vocab_size))
+
+    def encode_batch(self, texts: Sequence[str]) -> tuple[torch.Tensor, torch.Tensor]:
+        """Encode several texts into one batch, padded on the right with :attr:`pad_id`.
+
+        Shapes:
+            returns ``ids (B, T)`` long and ``mask (B, T)`` bool, ``True`` = real token,
+            ``B = len(texts)``, ``T`` the longest encoding.
+        """
+        return pad_ids([self.encode(text) for text in require_texts("texts", texts)], self.pad_id)
 
 
 def random_windows(

@@ -12,7 +12,7 @@ from __future__ import annotations
 import torch
 
 from attnlib._device import default_dtype, resolve_device, training_dtype
-from attnlib.course.char_data import CharVocabulary, load_course_text, random_windows
+from attnlib.course.char_data import CharTokenizer, load_course_text, random_windows
 from attnlib.gpt import GPT, GPTConfig
 from attnlib.training import TrainingHistory, fit
 
@@ -27,11 +27,11 @@ def train_char_gpt(
     progress: bool = False,
     device: str | torch.device | None = None,
     dtype: torch.dtype | None = None,
-) -> tuple[GPT, CharVocabulary, TrainingHistory]:
+) -> tuple[GPT, CharTokenizer, TrainingHistory]:
     """Train a character-level :class:`GPT` on ``text`` (default: the course's prose).
 
     AdamW with a short linear warm-up, gradient clipping at 1, windows of
-    ``block_size + 1`` characters (inputs and their next characters). Seeded. Trains on
+    ``max_len + 1`` characters (inputs and their next characters). Seeded. Trains on
     ``device`` (see :func:`attnlib._device.resolve_device`: the CPU unless asked) in
     ``dtype`` (see :func:`attnlib._device.training_dtype`: float64 on the CPU, so that a
     seed gives the same model on every machine) and returns the model on the CPU.
@@ -40,21 +40,21 @@ def train_char_gpt(
         the trained model (eval mode), its vocabulary and the training history.
     """
     text = load_course_text() if text is None else text
-    vocabulary = CharVocabulary(text)
+    vocabulary = CharTokenizer(text)
     config = config or GPTConfig(
-        vocab_size=vocabulary.size,
-        block_size=64,
+        vocab_size=vocabulary.vocab_size,
+        max_len=64,
         d_model=64,
         num_heads=4,
         num_layers=2,
         dropout=0.0,
     )
-    if config.vocab_size != vocabulary.size:
+    if config.vocab_size != vocabulary.vocab_size:
         raise ValueError(
             f"config.vocab_size ({config.vocab_size}) must equal the number of distinct "
-            f"characters in text ({vocabulary.size})"
+            f"characters in text ({vocabulary.vocab_size})"
         )
-    data = vocabulary.encode(text)
+    data = torch.tensor(vocabulary.encode(text))  # (N,)
     device = resolve_device(device)
     dtype = training_dtype(device, dtype)
     torch.manual_seed(seed)
@@ -65,7 +65,7 @@ def train_char_gpt(
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda i: min(1.0, (i + 1) / warmup))
 
     def loss_on_batch(generator: torch.Generator) -> torch.Tensor:
-        windows = random_windows(data, config.block_size + 1, batch_size, generator)
+        windows = random_windows(data, config.max_len + 1, batch_size, generator)
         return model.loss(windows.to(device))
 
     history = fit(

@@ -13,22 +13,34 @@ from collections.abc import Sequence
 
 import torch
 
-from attnlib._validate import require_token_ids
+from attnlib._validate import (
+    require_id_sequence,
+    require_int,
+    require_text,
+    require_texts,
+    require_token_ids,
+)
 from attnlib.course.dates import VOCAB_CHARACTERS
+from attnlib.formats.tokenizer import pad_ids
 
 
-class CharTokenizer:
+class DateTokenizer:
     """Characters to ids and back, one id per character of :data:`VOCAB_CHARACTERS`.
 
     Ids 0, 1, 2 are the special tokens ``<pad>``, ``<bos>`` (begin), ``<eos>``
     (end); character ``VOCAB_CHARACTERS[i]`` has id ``i + 3``. The vocabulary
     covers every character of every format and case and of the ISO targets, so
     one tokenizer serves both the source and the target side (the target only
-    ever uses the digits and ``-``).
+    ever uses the digits and ``-``). It is a :class:`~attnlib.formats.tokenizer.Tokenizer`;
+    ``add_bos`` / ``add_eos`` and :meth:`decode_batch` are its extras.
+
+    Args:
+        max_len: the longest sequence :meth:`encode` returns, ``<bos>`` and ``<eos>``
+            included (longer texts are cropped at the end), or ``None`` for no limit.
 
     Shapes:
-        :meth:`encode_batch` returns ``(B, T_max)`` long, padded on the right with
-        :attr:`pad_id`; :meth:`decode_batch` reads ``(B, T)``.
+        :meth:`encode_batch` returns ``ids (B, T)`` long, padded on the right with
+        :attr:`pad_id`, and ``mask (B, T)`` bool; :meth:`decode_batch` reads ``(B, T)``.
     """
 
     pad_id = 0
@@ -36,20 +48,19 @@ class CharTokenizer:
     eos_id = 2
     special_tokens = ("<pad>", "<bos>", "<eos>")
 
-    def __init__(self) -> None:
+    def __init__(self, max_len: int | None = None) -> None:
         self.tokens: tuple[str, ...] = self.special_tokens + tuple(VOCAB_CHARACTERS)
         self._ids = {token: i for i, token in enumerate(self.tokens)}
+        # At least 2, so that <bos> and <eos> always fit.
+        self.max_len = None if max_len is None else require_int("max_len", max_len, minimum=2)
 
     @property
     def vocab_size(self) -> int:
         """Number of ids, the three special tokens included (69)."""
         return len(self.tokens)
 
-    def __len__(self) -> int:
-        return self.vocab_size
-
     def __repr__(self) -> str:
-        return f"CharTokenizer(vocab_size={self.vocab_size})"
+        return f"DateTokenizer(vocab_size={self.vocab_size}, max_len={self.max_len})"
 
     def encode(self, text: str, add_bos: bool = False, add_eos: bool = False) -> list[int]:
         """The ids of the characters of ``text``, optionally between ``<bos>`` and ``<eos>``.
@@ -57,10 +68,10 @@ class CharTokenizer:
         Raises a ``ValueError`` naming the first character that is not in the
         vocabulary and its position.
         """
-        if not isinstance(text, str):
-            raise TypeError(f"text must be a str, got {type(text).__name__}")
-        ids = [self.bos_id] if add_bos else []
-        for position, character in enumerate(text):
+        require_text("text", text)
+        room = None if self.max_len is None else self.max_len - add_bos - add_eos
+        ids = []
+        for position, character in enumerate(text[:room]):
             try:
                 ids.append(self._ids[character])
             except KeyError:
@@ -68,27 +79,17 @@ class CharTokenizer:
                     f"character {character!r} at position {position} of text {text!r} is not "
                     f"in the vocabulary {VOCAB_CHARACTERS!r}"
                 ) from None
-        if add_eos:
-            ids.append(self.eos_id)
-        return ids
+        return [self.bos_id] * add_bos + ids + [self.eos_id] * add_eos
 
     def decode(self, ids: Sequence[int] | torch.Tensor) -> str:
         """The text of ``ids``: stops at the first ``<eos>``, skips ``<pad>`` and ``<bos>``.
 
         Shapes:
-            ids: a list of ints or a ``(T,)`` integer tensor.
+            ids: ``T`` ints or a ``(T,)`` integer tensor (:meth:`decode_batch` reads
+            ``(B, T)``).
         """
-        if isinstance(ids, torch.Tensor):
-            if ids.dim() != 1 or ids.is_floating_point():
-                raise ValueError(
-                    f"ids must be a 1-D integer tensor (T,), got dtype {ids.dtype} and shape "
-                    f"{tuple(ids.shape)}; use decode_batch for (B, T)"
-                )
-            ids = ids.tolist()
         characters = []
-        for i in ids:
-            if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < self.vocab_size:
-                raise ValueError(f"ids must be ints in [0, {self.vocab_size}), got {i!r}")
+        for i in require_id_sequence("ids", ids, self.vocab_size):
             if i == self.eos_id:
                 break
             if i not in (self.pad_id, self.bos_id):
@@ -97,21 +98,16 @@ class CharTokenizer:
 
     def encode_batch(
         self, texts: Sequence[str], add_bos: bool = False, add_eos: bool = False
-    ) -> torch.Tensor:
-        """Encode several texts into one tensor, padded with :attr:`pad_id` on the right.
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Encode several texts into one batch, padded with :attr:`pad_id` on the right.
 
         Shapes:
-            returns ``(B, T_max)`` long, ``B = len(texts)``, ``T_max`` the longest
-            encoding (``<bos>`` and ``<eos>`` included).
+            returns ``ids (B, T)`` long and ``mask (B, T)`` bool, ``True`` = real token
+            (``<bos>`` and ``<eos>`` included), ``B = len(texts)``, ``T`` the longest
+            encoding.
         """
-        if isinstance(texts, str) or not isinstance(texts, Sequence):
-            raise TypeError(f"texts must be a sequence of str, got {type(texts).__name__}")
-        if not texts:
-            raise ValueError("texts must not be empty")
-        rows = [self.encode(text, add_bos=add_bos, add_eos=add_eos) for text in texts]
-        width = max(len(row) for row in rows)
-        padded = [row + [self.pad_id] * (width - len(row)) for row in rows]
-        return torch.tensor(padded, dtype=torch.long).reshape(len(rows), width)  # (B, T_max)
+        texts = require_texts("texts", texts)
+        return pad_ids([self.encode(t, add_bos, add_eos) for t in texts], self.pad_id)
 
     def decode_batch(self, ids: torch.Tensor) -> list[str]:
         """Decode each row of ``ids`` with :meth:`decode` (stop at ``<eos>``, skip pad/bos).
@@ -119,12 +115,12 @@ class CharTokenizer:
         Shapes:
             ids: ``(B, T)`` integer; returns ``B`` strings.
         """
-        require_token_ids("ids", ids)
+        require_token_ids("ids", ids, self.vocab_size)
         return [self.decode(row) for row in ids.tolist()]
 
 
 def make_batch(
-    pairs: Sequence[tuple[str, str]], tokenizer: CharTokenizer
+    pairs: Sequence[tuple[str, str]], tokenizer: DateTokenizer
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Tensors for training with teacher forcing from ``(input text, target)`` pairs.
 
@@ -145,16 +141,20 @@ def make_batch(
         with ``B = len(pairs)``, ``S`` the longest input and ``T`` the longest
         target plus one.
     """
-    if not isinstance(tokenizer, CharTokenizer):
-        raise TypeError(f"tokenizer must be a CharTokenizer, got {type(tokenizer).__name__}")
-    if isinstance(pairs, str) or not isinstance(pairs, Sequence) or not pairs:
-        raise ValueError("pairs must be a non-empty sequence of (input text, target) pairs")
+    if not isinstance(tokenizer, DateTokenizer):
+        raise TypeError(f"tokenizer must be a DateTokenizer, got {type(tokenizer).__name__}")
+    if not isinstance(pairs, list | tuple):
+        raise TypeError(f"pairs must be a list of (input text, target) pairs, got {pairs!r:.60}")
+    if not pairs:
+        raise ValueError("pairs must be a non-empty list of (input text, target) pairs")
     for pair in pairs:
-        if not isinstance(pair, tuple | list) or len(pair) != 2:
+        if not isinstance(pair, tuple | list):
+            raise TypeError(f"each of pairs must be an (input text, target) pair, got {pair!r}")
+        if len(pair) != 2:
             raise ValueError(f"each of pairs must be an (input text, target) pair, got {pair!r}")
     sources = [source for source, _ in pairs]
     targets = [target for _, target in pairs]
-    src = tokenizer.encode_batch(sources)  # (B, S)
-    tgt_in = tokenizer.encode_batch(targets, add_bos=True)  # (B, T)
-    tgt_out = tokenizer.encode_batch(targets, add_eos=True)  # (B, T)
+    src, _ = tokenizer.encode_batch(sources)  # (B, S)
+    tgt_in, _ = tokenizer.encode_batch(targets, add_bos=True)  # (B, T)
+    tgt_out, _ = tokenizer.encode_batch(targets, add_eos=True)  # (B, T)
     return src, tgt_in, tgt_out

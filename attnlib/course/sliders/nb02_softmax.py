@@ -13,7 +13,7 @@ import matplotlib.pyplot as plt
 import torch
 from matplotlib.figure import Figure
 
-from attnlib._validate import require_min_ndim, require_positive
+from attnlib._validate import require_int, require_positive, require_positive_int
 from attnlib.course.plots import (
     plot_distribution,
 )
@@ -46,7 +46,6 @@ def softmax_at_scale(
     """
     scale = require_positive("scale", scale)
     scores_t = torch.as_tensor(scores, dtype=torch.float64)
-    require_min_ndim("scores", scores_t, 1, "(n,)")
     if scores_t.dim() != 1:
         raise ValueError(f"scores must have shape (n,), got shape {tuple(scores_t.shape)}")
     probs = softmax(scale * scores_t)
@@ -102,10 +101,9 @@ def scores_at_width(d_k: int, n_keys: int = 8, seed: int = 0) -> ScoresAtWidth:
     Shapes:
         raw_scores, scaled_scores, raw_probs, scaled_probs: ``(n_keys,)``.
     """
-    if isinstance(d_k, bool) or not isinstance(d_k, int) or d_k < 1:
-        raise ValueError(f"d_k must be a positive int, got {d_k!r}")
-    if isinstance(n_keys, bool) or not isinstance(n_keys, int) or n_keys < 2:
-        raise ValueError(f"n_keys must be an int ≥ 2, got {n_keys!r}")
+    require_positive_int("d_k", d_k)
+    require_int("n_keys", n_keys, minimum=2)
+    require_int("seed", seed)
     generator = torch.Generator().manual_seed(seed)
     q = torch.randn(d_k, generator=generator, dtype=torch.float64)
     keys = torch.randn(n_keys, d_k, generator=generator, dtype=torch.float64)

@@ -21,7 +21,7 @@ from attnlib.sampling import next_token_probs
 def sampling_distribution(
     logits: torch.Tensor, temperature: float, top_k: int | None = None
 ) -> torch.Tensor:
-    """:func:`attnlib.gpt.next_token_probs` for one logit vector, with checked arguments.
+    """:func:`attnlib.sampling.next_token_probs` for one logit vector, with checked arguments.
 
     Shapes:
         logits: ``(V,)``; returns ``(V,)`` summing to 1.
