@@ -266,9 +266,10 @@ def require_attention_inputs(
         q: ``(..., T_q, d_k)``, k: ``(..., T_k, d_k)``, v: ``(..., T_k, d_v)``, leading
         dims broadcastable; mask broadcastable to ``(..., T_q, T_k)``.
     """
-    q, k, v = (require_float_tensor(name, x) for name, x in (("q", q), ("k", k), ("v", v)))
-    for name, tensor, layout in (("q", q, "T_q, d_k"), ("k", k, "T_k, d_k"), ("v", v, "T_k, d_v")):
-        require_min_ndim(name, tensor, 2, f"(..., {layout})")
+    # Every attention call of every layer runs this (each decoding step too): kept cheap.
+    layouts = {"q": "(..., T_q, d_k)", "k": "(..., T_k, d_k)", "v": "(..., T_k, d_v)"}
+    for name, x in (("q", q), ("k", k), ("v", v)):
+        require_min_ndim(name, require_float_tensor(name, x), 2, layouts[name])
     if not q.dtype == k.dtype == v.dtype:
         raise TypeError(f"q, k and v must share a dtype, got {q.dtype}, {k.dtype}, {v.dtype}")
     if q.shape[-1] != k.shape[-1]:
@@ -281,13 +282,15 @@ def require_attention_inputs(
             f"k and v must have the same length T_k (dim -2), got k shape {tuple(k.shape)} "
             f"and v shape {tuple(v.shape)}"
         )
-    try:
-        batch = torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
-    except RuntimeError:
-        raise ValueError(
-            f"the leading dims of q {tuple(q.shape)}, k {tuple(k.shape)} and v "
-            f"{tuple(v.shape)} do not broadcast"
-        ) from None
+    batch = q.shape[:-2]
+    if not batch == k.shape[:-2] == v.shape[:-2]:  # equal leading dims need no broadcasting
+        try:
+            batch = torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+        except RuntimeError:
+            raise ValueError(
+                f"the leading dims of q {tuple(q.shape)}, k {tuple(k.shape)} and v "
+                f"{tuple(v.shape)} do not broadcast"
+            ) from None
     require_dropout("dropout_p", dropout_p)
     if mask is not None:
         mask = require_attention_mask(mask, torch.Size((*batch, q.shape[-2], k.shape[-2])))
