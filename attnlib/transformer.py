@@ -30,8 +30,13 @@ class TransformerConfig:
 
     The defaults are a small model that trains on a CPU in a minute; the paper's
     base model is ``d_model=512, num_heads=8, d_ff=2048``, 6 + 6 layers, dropout 0.1,
-    post-norm (``norm_first=False``) and tied embeddings. ``max_len`` is the longest
+    post-norm (``norm_first=False``) and one embedding matrix shared three ways
+    (``share_embeddings=True, tie_embeddings=True``). ``max_len`` is the longest
     source or target the model accepts.
+
+    ``tie_embeddings`` makes the output projection the target embedding matrix;
+    ``share_embeddings`` makes the source embedding the target one, which needs one
+    vocabulary for both (``src_vocab_size == tgt_vocab_size``).
     """
 
     src_vocab_size: int = 64
@@ -46,6 +51,7 @@ class TransformerConfig:
     pad_id: int = 0
     norm_first: bool = True
     tie_embeddings: bool = False
+    share_embeddings: bool = False
 
     def __post_init__(self) -> None:
         for name in (
@@ -67,6 +73,11 @@ class TransformerConfig:
         require_int("pad_id", self.pad_id)
         if not 0 <= self.pad_id < min(self.src_vocab_size, self.tgt_vocab_size):
             raise ValueError(f"pad_id must be a token id of both vocabularies, got {self.pad_id}")
+        if self.share_embeddings and self.src_vocab_size != self.tgt_vocab_size:
+            raise ValueError(
+                "share_embeddings needs one vocabulary for source and target, got "
+                f"src_vocab_size={self.src_vocab_size} and tgt_vocab_size={self.tgt_vocab_size}"
+            )
 
 
 @dataclass(frozen=True)
@@ -92,7 +103,9 @@ class Transformer(nn.Module):
 
     Padding masks come from ``config.pad_id``; the decoder's causal mask is applied
     inside, so the logits at position t never depend on target tokens after t.
-    With ``tie_embeddings`` the output projection shares the target embedding matrix.
+    With ``tie_embeddings`` the output projection shares the target embedding matrix;
+    with ``share_embeddings`` as well, so does the source embedding (the paper's section
+    3.4: one matrix, used three times).
 
     Shapes:
         src: ``(B, S)`` token ids; tgt: ``(B, T)`` token ids (the decoder input,
@@ -118,6 +131,8 @@ class Transformer(nn.Module):
             nn.init.normal_(embedding.weight, std=c.d_model**-0.5)
             with torch.no_grad():
                 embedding.weight[c.pad_id].zero_()
+        if c.share_embeddings:
+            self.src_embedding.weight = self.tgt_embedding.weight
         if c.tie_embeddings:
             self.output.weight = self.tgt_embedding.weight
 

@@ -158,7 +158,8 @@ def test_each_exercise_is_an_nbgrader_answer_then_a_graded_check(
     BEGIN/END SOLUTION markers) followed by a locked test cell with points."""
     code = _code_cells(notebook)
     solutions = [i for i, cell in enumerate(code) if _nbgrader(cell).get("solution")]
-    assert 2 <= len(solutions) <= 4, f"{len(solutions)} exercises"
+    # The second edition's build-it exercises (08–10) bring a notebook up to seven.
+    assert 2 <= len(solutions) <= 7, f"{len(solutions)} exercises"
     grade_ids = [_nbgrader(cell)["grade_id"] for cell in code if _nbgrader(cell)]
     assert len(grade_ids) == len(set(grade_ids)) == 2 * len(solutions), grade_ids
     assert all(re.fullmatch(r"[A-Za-z0-9_-]+", grade_id) for grade_id in grade_ids)
@@ -172,9 +173,15 @@ def test_each_exercise_is_an_nbgrader_answer_then_a_graded_check(
             "solution": True,
             "task": False,
         }
-        lines = [line.strip() for line in _source(answer).splitlines()]
-        assert lines.count("### BEGIN SOLUTION") == lines.count("### END SOLUTION") == 1
-        assert lines.index("### BEGIN SOLUTION") < lines.index("### END SOLUTION")
+        # One solution region, or one per method of a class (an nn.Module to build).
+        markers = [
+            line.strip()
+            for line in _source(answer).splitlines()
+            if line.strip() in ("### BEGIN SOLUTION", "### END SOLUTION")
+        ]
+        assert markers and markers == ["### BEGIN SOLUTION", "### END SOLUTION"] * (
+            len(markers) // 2
+        ), markers
         graded = _nbgrader(check)
         assert graded["grade"] is True and graded["locked"] is True and not graded["solution"]
         assert graded["points"] > 0

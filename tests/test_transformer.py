@@ -132,6 +132,30 @@ def test_tie_embeddings_shares_one_parameter() -> None:
     assert tied.output.weight.data_ptr() == tied.tgt_embedding.weight.data_ptr()
 
 
+def test_share_embeddings_makes_one_matrix_serve_three_times() -> None:
+    model = _model(seed=3, src_vocab_size=13, share_embeddings=True, tie_embeddings=True)
+    shared = model.tgt_embedding.weight
+    assert model.src_embedding.weight is shared and model.output.weight is shared
+    names = [name for name, _ in model.named_parameters()]
+    assert sum("embedding" in name or name.startswith("output") for name in names) == 1
+    # The same ids embed to the same vectors on both sides, and a gradient step keeps it so.
+    ids = _ids((2, 4), SMALL.tgt_vocab_size, seed=16)
+    torch.testing.assert_close(model.src_embedding(ids), model.tgt_embedding(ids))
+    model.train()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    model(ids, _ids((2, 3), SMALL.tgt_vocab_size, seed=17)).pow(2).mean().backward()
+    assert shared.grad is not None and shared.grad.abs().sum() > 0
+    before = shared.detach().clone()
+    optimizer.step()
+    assert not torch.equal(before, shared.detach())
+    assert model.src_embedding.weight.data_ptr() == model.output.weight.data_ptr()
+
+
+def test_share_embeddings_needs_one_vocabulary() -> None:
+    with pytest.raises(ValueError, match="src_vocab_size=11 and tgt_vocab_size=13"):
+        dataclasses.replace(SMALL, share_embeddings=True)
+
+
 @pytest.mark.parametrize("norm_first", [True, False])
 def test_embeddings_are_scaled_by_sqrt_d_model_before_adding_positions(norm_first: bool) -> None:
     model = _model(seed=5, norm_first=norm_first)
@@ -167,7 +191,9 @@ def _parameter_formula(c: TransformerConfig) -> int:
     encoder_layer = attention + feed_forward + 2 * layer_norm
     decoder_layer = 2 * attention + feed_forward + 3 * layer_norm  # self- and cross-attention
     final_norms = 2 * layer_norm if c.norm_first else 0  # pre-norm stacks end in a LayerNorm
-    embeddings = (c.src_vocab_size + c.tgt_vocab_size) * d  # sinusoids are not parameters
+    # Sinusoids are not parameters; a shared source–target matrix is counted once.
+    embeddings = (1 if c.share_embeddings else 2) * c.tgt_vocab_size * d
+    embeddings += 0 if c.share_embeddings else (c.src_vocab_size - c.tgt_vocab_size) * d
     output = 0 if c.tie_embeddings else c.tgt_vocab_size * d  # no bias; tied = counted once
     return (
         embeddings
@@ -192,15 +218,24 @@ def test_parameter_count_of_the_paper_base_model() -> None:
     )
     with torch.device("meta"):  # shapes only: no memory, no initialisation cost
         model = Transformer(base)
+        shared = Transformer(dataclasses.replace(base, share_embeddings=True))
     total = sum(p.numel() for p in model.parameters())
     assert total == _parameter_formula(base) == 82_026_496
-    # The layers hold 44.1M; the paper shares one vocabulary between src and tgt (≈ 63M in all).
+    # The layers hold 44.1M; the paper shares one matrix three ways: 63.1M in all.
     assert total - 2 * 37000 * 512 == 44_138_496
+    assert sum(p.numel() for p in shared.parameters()) == 63_082_496
 
 
 @pytest.mark.parametrize(
     "changes",
-    [{}, {"tie_embeddings": True}, {"norm_first": False, "num_encoder_layers": 3}, {"d_ff": 8}],
+    [
+        {},
+        {"tie_embeddings": True},
+        {"norm_first": False, "num_encoder_layers": 3},
+        {"d_ff": 8},
+        {"src_vocab_size": 13, "share_embeddings": True},
+        {"src_vocab_size": 13, "share_embeddings": True, "tie_embeddings": True},
+    ],
 )
 def test_parameter_count_formula_on_small_models(changes: dict) -> None:
     config = dataclasses.replace(SMALL, **changes)

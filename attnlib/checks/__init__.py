@@ -47,6 +47,8 @@ from attnlib.checks.full_models import (
     check_top_k_logits,
     check_warmup_schedule,
 )
+from attnlib.checks.gpt_block import check_gpt_block
+from attnlib.checks.predictions import Prediction, PredictionResult
 from attnlib.checks.pretrained import (
     check_mean_pool,
     check_previous_token_share,
@@ -57,18 +59,24 @@ from attnlib.checks.transformer_block import (
     check_layer_norm,
     check_residual_block,
 )
+from attnlib.checks.transformer_layers import check_decoder_layer, check_encoder_layer
 
 __all__ = [
     "CheckFailedError",
     "CheckResult",
+    "Prediction",
+    "PredictionResult",
     "check_attention_flops",
     "check_attention_head",
     "check_causal_mask",
     "check_causal_self_attention",
     "check_cosine_similarity",
     "check_cross_attention",
+    "check_decoder_layer",
     "check_dot",
+    "check_encoder_layer",
     "check_feed_forward",
+    "check_gpt_block",
     "check_label_smoothed_loss",
     "check_layer_norm",
     "check_masked_attention",

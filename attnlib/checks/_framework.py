@@ -74,12 +74,12 @@ def _short(tensor: torch.Tensor) -> str:
     return f"[{shown}{', …' if len(flat) > 6 else ''}]"
 
 
-def _task_of(learner_fn: Callable[..., Any]) -> str:
+def task_of(learner_fn: Callable[..., Any]) -> str:
     """The task a stub's docstring states, on one line ('' when it has none)."""
     return " ".join((inspect.getdoc(learner_fn) or "").split())
 
 
-def _compare(
+def compare_outputs(
     got: object, expected: torch.Tensor, what: str, atol: float, rtol: float
 ) -> str | None:
     """``None`` when ``got`` matches ``expected``, else a sentence saying how it differs."""
@@ -142,7 +142,7 @@ def run_cases(
         try:
             got = learner_fn(*args)
         except NotImplementedError as error:
-            task = str(error) or _task_of(learner_fn)
+            task = str(error) or task_of(learner_fn)
             detail = f" ({task})" if task else ""
             return CheckResult(
                 name,
@@ -176,12 +176,12 @@ def _check_output(
     output_names: tuple[str, ...],
 ) -> str | None:
     if isinstance(expected, torch.Tensor):
-        return _compare(got, expected, "the result", atol, rtol)
+        return compare_outputs(got, expected, "the result", atol, rtol)
     if not isinstance(got, (tuple, list)) or len(got) != len(expected):
         names = ", ".join(output_names)
         return f"the function should return a pair ({names}), but it returned {_describe(got)}"
     for label, got_part, expected_part in zip(output_names, got, expected, strict=True):
-        problem = _compare(got_part, expected_part, label, atol, rtol)
+        problem = compare_outputs(got_part, expected_part, label, atol, rtol)
         if problem is not None:
             return problem
     return None

@@ -48,16 +48,22 @@ def _exercises(notebook: dict[str, Any]) -> list[tuple[dict[str, Any], dict[str,
 
 
 def _solution_lines(source: str) -> set[str]:
-    lines = source.splitlines()
-    begin = next(i for i, line in enumerate(lines) if line.strip() == "### BEGIN SOLUTION")
-    end = next(i for i, line in enumerate(lines) if line.strip() == "### END SOLUTION")
-    return {line.strip() for line in lines[begin + 1 : end] if line.strip()}
+    """The lines of every solution region of a cell (a class may have one per method)."""
+    inside, lines = False, set()
+    for line in source.splitlines():
+        if line.strip() in ("### BEGIN SOLUTION", "### END SOLUTION"):
+            inside = line.strip() == "### BEGIN SOLUTION"
+        elif inside and line.strip():
+            lines.add(line.strip())
+    assert lines, "an answer cell without a solution region"
+    return lines
 
 
 def _docstring(source: str) -> str:
-    function = ast.parse(source).body[0]
-    assert isinstance(function, ast.FunctionDef)
-    return " ".join((ast.get_docstring(function) or "").split())
+    # An exercise is a function, or a class (an nn.Module) whose methods hold the solution.
+    definition = ast.parse(source).body[0]
+    assert isinstance(definition, (ast.FunctionDef, ast.ClassDef))
+    return " ".join((ast.get_docstring(definition) or "").split())
 
 
 @pytest.fixture(scope="module")

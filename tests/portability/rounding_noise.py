@@ -209,7 +209,9 @@ class RoundingNoise(TorchDispatchMode):
         steps = ulps_for(terms_of(args))
 
         def move(value: Any) -> Any:
-            if isinstance(value, torch.Tensor) and value.dtype in _FLOATS:
+            # A meta tensor (shapes only, as when a notebook counts a model's parameters)
+            # has no values to move.
+            if isinstance(value, torch.Tensor) and value.dtype in _FLOATS and not value.is_meta:
                 self.moved_results += 1
                 value.copy_(move_by_ulps(value, self.direction, steps))
             return value
