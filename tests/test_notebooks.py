@@ -51,7 +51,7 @@ def _text_of(outputs: list[dict[str, Any]]) -> str:
 
 def test_the_notebooks_written_so_far_exist() -> None:
     numbers = [path.name[:2] for path in NOTEBOOKS]
-    assert numbers[:12] == [f"{n:02d}" for n in range(1, 13)], numbers
+    assert numbers[:13] == [f"{n:02d}" for n in range(13)], numbers
     assert len(numbers) == len(set(numbers)), "two notebooks share a number"
 
 
@@ -199,3 +199,20 @@ def test_no_execution_timing_metadata(notebook: dict[str, Any]) -> None:
     for cell in notebook["cells"]:
         assert "execution" not in cell.get("metadata", {})
     assert notebook["metadata"].get("kernelspec", {}).get("name") == "python3"
+
+
+def test_each_notebook_asks_learners_to_predict_before_they_run(notebook: dict[str, Any]) -> None:
+    # "Predict, then run": a cell for the learner's letter, then the experiment, whose last
+    # line compares the letter with what the experiment's own numbers select.
+    code = _code_cells(notebook)
+    asked = [i for i, cell in enumerate(code) if ".compare(my_prediction" in _source(cell)]
+    assert 2 <= len(asked) <= 4, f"{len(asked)} predict-then-run questions"
+    for i in asked:
+        before = [_source(cell).strip() for cell in code[:i]]
+        assert any(line.startswith("my_prediction = None") for line in before[-3:]), (
+            "the learner's answer cell should come just before the experiment"
+        )
+        # Stored unanswered, so the student edition does not give the answer away.
+        results = [o for o in code[i].get("outputs", []) if o["output_type"] == "execute_result"]
+        shown = _text_of(results)
+        assert shown.startswith("No prediction yet. The run shows ("), _source(code[i])

@@ -54,6 +54,13 @@ from attnlib.checks.pretrained import (
     check_previous_token_share,
     check_semantic_search,
 )
+from attnlib.checks.pytorch_basics import (
+    check_batched_scores,
+    check_cross_entropy,
+    check_linear,
+    check_row_normalise,
+)
+from attnlib.checks.pytorch_training import check_gradient, check_training_step
 from attnlib.checks.transformer_block import (
     check_feed_forward,
     check_layer_norm,
@@ -68,17 +75,21 @@ __all__ = [
     "PredictionResult",
     "check_attention_flops",
     "check_attention_head",
+    "check_batched_scores",
     "check_causal_mask",
     "check_causal_self_attention",
     "check_cosine_similarity",
     "check_cross_attention",
+    "check_cross_entropy",
     "check_decoder_layer",
     "check_dot",
     "check_encoder_layer",
     "check_feed_forward",
     "check_gpt_block",
+    "check_gradient",
     "check_label_smoothed_loss",
     "check_layer_norm",
+    "check_linear",
     "check_masked_attention",
     "check_mean_pool",
     "check_merge_heads",
@@ -89,6 +100,7 @@ __all__ = [
     "check_previous_token_share",
     "check_residual_block",
     "check_rotary",
+    "check_row_normalise",
     "check_scaled_dot_product_attention",
     "check_scaled_self_attention",
     "check_score_table",
@@ -100,5 +112,6 @@ __all__ = [
     "check_temperature_probs",
     "check_tiled_attention",
     "check_top_k_logits",
+    "check_training_step",
     "check_warmup_schedule",
 ]

@@ -1,0 +1,100 @@
+"""How long a careful learner needs for each notebook: ``python -m benchmarks.study_time``.
+
+The estimate is counted from the notebook itself, so that it moves when the notebook
+does, with rates a careful first reading keeps (the first edition's guessed times,
+8 h 20 min for 01–12, were 1.5–2× short by a reviewer's reading):
+
+- prose and formulas at 120 words a minute (technical text with mathematics, read to
+  be understood, not skimmed: about half an everyday reading speed);
+- 1 minute for each code cell (read it, run it, look at what it printed or drew);
+- 2 minutes for each widget (move it until the idea is felt);
+- 2 minutes for each "predict, then run" question (think, write a letter, compare);
+- each exercise at the minutes its heading states (``~15 min``), or 10 without one (the
+  first edition's exercises are functions of a few lines).
+
+On the first edition these rates give 15 h 55 min for 01–12, 1.9× its stated 8 h 20 min.
+
+Prints a table (total in minutes, to 5) and the course total. ``python -m
+benchmarks.study_time ROOT`` counts the notebooks of another checkout; the instructors' guide quotes it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+WORDS_PER_MINUTE = 120
+MINUTES_PER_CODE_CELL = 1.0
+MINUTES_PER_WIDGET = 2.0
+MINUTES_PER_PREDICTION = 2.0
+MINUTES_PER_UNLABELLED_EXERCISE = 10.0
+
+
+@dataclass(frozen=True)
+class StudyTime:
+    notebook: str
+    words: int
+    code_cells: int
+    widgets: int
+    predictions: int
+    exercise_minutes: float
+
+    @property
+    def minutes(self) -> float:
+        return (
+            self.words / WORDS_PER_MINUTE
+            + self.code_cells * MINUTES_PER_CODE_CELL
+            + self.widgets * MINUTES_PER_WIDGET
+            + self.predictions * MINUTES_PER_PREDICTION
+            + self.exercise_minutes
+        )
+
+
+def _source(cell: dict) -> str:
+    source = cell["source"]
+    return source if isinstance(source, str) else "".join(source)
+
+
+def study_time(path: Path) -> StudyTime:
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    markdown = [_source(c) for c in cells if c["cell_type"] == "markdown"]
+    code = [c for c in cells if c["cell_type"] == "code"]
+    answers = [c for c in code if c.get("metadata", {}).get("nbgrader", {}).get("solution")]
+    labelled = [float(m) for text in markdown for m in re.findall(r"^###.*~(\d+) min", text, re.M)]
+    unlabelled = max(0, len(answers) - len(labelled))
+    return StudyTime(
+        notebook=path.stem,
+        words=sum(len(text.split()) for text in markdown),
+        # Answer and check cells are part of the exercise's own minutes.
+        code_cells=len(code) - 2 * len(answers),
+        widgets=sum("interact(" in _source(c) for c in code),
+        predictions=sum(".compare(my_prediction" in _source(c) for c in code),
+        exercise_minutes=sum(labelled) + unlabelled * MINUTES_PER_UNLABELLED_EXERCISE,
+    )
+
+
+def _hours(minutes: float) -> str:
+    rounded = 5 * round(minutes / 5)
+    return f"{rounded // 60} h {rounded % 60:02d} min"
+
+
+def main(root: Path) -> None:
+    notebooks = sorted((root / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    columns = ("words", "cells", "widg", "pred", "ex min", "total")
+    print(f"{'notebook':<36} " + " ".join(f"{c:>6}" for c in columns))
+    total = 0.0
+    for path in notebooks:
+        t = study_time(path)
+        total += t.minutes
+        print(
+            f"{t.notebook:<36} {t.words:>6} {t.code_cells:>6} {t.widgets:>6} {t.predictions:>6} "
+            f"{t.exercise_minutes:>6.0f} {5 * round(t.minutes / 5):>6}"
+        )
+    print(f"the whole course: {_hours(total)} ({len(notebooks)} notebooks)")
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parent.parent)
