@@ -14,8 +14,9 @@ does, with rates a careful first reading keeps (the first edition's guessed time
 
 On the first edition these rates give 15 h 55 min for 01–12, 1.9× its stated 8 h 20 min.
 
-Prints a table (total in minutes, to 5) and the course total. ``python -m
-benchmarks.study_time ROOT`` counts the notebooks of another checkout; the instructors' guide quotes it.
+Prints a table (totals rounded to 5 minutes) and the course total; the instructors'
+guide quotes them (a test keeps it so). ``python -m benchmarks.study_time ROOT`` counts
+the notebooks of another checkout.
 """
 
 from __future__ import annotations
@@ -76,24 +77,25 @@ def study_time(path: Path) -> StudyTime:
     )
 
 
-def _hours(minutes: float) -> str:
+def duration(minutes: float) -> str:
+    """``minutes`` rounded to 5, as the instructors' guide writes it: ``50 min``, ``1 h 45 min``."""
     rounded = 5 * round(minutes / 5)
-    return f"{rounded // 60} h {rounded % 60:02d} min"
+    return f"{rounded} min" if rounded < 60 else f"{rounded // 60} h {rounded % 60:02d} min"
 
 
 def main(root: Path) -> None:
     notebooks = sorted((root / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-    columns = ("words", "cells", "widg", "pred", "ex min", "total")
-    print(f"{'notebook':<36} " + " ".join(f"{c:>6}" for c in columns))
+    columns = ("words", "cells", "widg", "pred", "ex min")
+    print(f"{'notebook':<36} " + " ".join(f"{c:>6}" for c in columns) + f" {'total':>12}")
     total = 0.0
     for path in notebooks:
         t = study_time(path)
         total += t.minutes
         print(
             f"{t.notebook:<36} {t.words:>6} {t.code_cells:>6} {t.widgets:>6} {t.predictions:>6} "
-            f"{t.exercise_minutes:>6.0f} {5 * round(t.minutes / 5):>6}"
+            f"{t.exercise_minutes:>6.0f} {duration(t.minutes):>12}"
         )
-    print(f"the whole course: {_hours(total)} ({len(notebooks)} notebooks)")
+    print(f"the whole course: {duration(total)} ({len(notebooks)} notebooks)")
 
 
 if __name__ == "__main__":

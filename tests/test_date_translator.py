@@ -58,3 +58,28 @@ def test_wrong_models_are_refused(tmp_path: Path) -> None:
     )
     with pytest.raises(CheckpointError, match="not a Transformer"):
         DateTranslator.load(path)
+
+
+def test_the_papers_schedule_peaks_at_lr_after_the_warm_up() -> None:
+    run = train_date_translator(
+        seed=0,
+        steps=8,
+        batch_size=4,
+        d_model=16,
+        num_layers=1,
+        lr=1e-3,
+        warmup_steps=4,
+        label_smoothing=0.1,
+        schedule="inverse_sqrt",
+    )
+    assert run.history is not None
+    rates = run.history.learning_rates  # step s = index + 1
+    assert rates[3] == pytest.approx(1e-3) and max(rates) == rates[3]
+    assert rates[0] == pytest.approx(1e-3 / 4) and rates[7] == pytest.approx(1e-3 * 0.5**0.5)
+    linear = train_date_translator(seed=0, steps=8, batch_size=4, d_model=16, num_layers=1)
+    assert linear.history is not None and linear.history.learning_rates != rates
+
+
+def test_an_unknown_schedule_is_refused() -> None:
+    with pytest.raises(ValueError, match="schedule"):
+        train_date_translator(steps=1, schedule="cosine")

@@ -20,11 +20,17 @@ from pathlib import Path
 import torch
 
 from attnlib._device import default_dtype, resolve_device, training_dtype
+from attnlib._validate import require_choice
 from attnlib.checkpoints import CheckpointError, load_checkpoint, save_checkpoint
 from attnlib.course.date_tokenizer import DateTokenizer, make_batch
 from attnlib.course.dates import TARGET_LENGTH, sample_pairs, split_dates
 from attnlib.decoding import beam_search
-from attnlib.training import TrainingHistory, fit, label_smoothed_cross_entropy
+from attnlib.training import (
+    TrainingHistory,
+    fit,
+    label_smoothed_cross_entropy,
+    warmup_scheduler,
+)
 from attnlib.transformer import Transformer, TransformerConfig
 
 
@@ -91,6 +97,7 @@ def train_date_translator(
     lr: float = 6e-3,
     warmup_steps: int = 60,
     label_smoothing: float = 0.0,
+    schedule: str = "linear",
     progress: bool = False,
     device: str | torch.device | None = None,
     dtype: torch.dtype | None = None,
@@ -99,7 +106,10 @@ def train_date_translator(
 
     Every step draws ``batch_size`` new pairs from the training dates of
     ``split_dates(1000, seed=0)`` (the held-out dates are never seen). AdamW with
-    ``warmup_steps`` of linear warm-up, then linear decay; gradients clipped at 1.
+    ``warmup_steps`` of linear warm-up, then linear decay to 5 % of ``lr``
+    (``schedule="linear"``), or the paper's schedule scaled to peak at ``lr`` at step
+    ``warmup_steps`` (``schedule="inverse_sqrt"``: linear warm-up, then decay as 1/√step);
+    gradients clipped at 1.
     Trains on ``device`` (see :func:`attnlib._device.resolve_device`: the CPU unless asked)
     in ``dtype`` (see :func:`attnlib._device.training_dtype`: float64 on the CPU). Even in
     float64, two machines' runs part after about 200 steps: see
@@ -108,6 +118,7 @@ def train_date_translator(
     Returns:
         a :class:`DateTranslator` whose ``history`` holds the losses and the time.
     """
+    require_choice("schedule", schedule, ("linear", "inverse_sqrt"))
     tokenizer = DateTokenizer()
     train_dates, _ = split_dates(1000, seed=0)
     torch.manual_seed(seed)
@@ -127,9 +138,14 @@ def train_date_translator(
     with default_dtype(training_dtype(device, dtype)):
         model = Transformer(config).to(device)
     optimizer = torch.optim.AdamW(model.parameters(), lr=lr, betas=(0.9, 0.98), weight_decay=0.0)
-    scheduler = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda i: min((i + 1) / warmup_steps, 1.0) * max(0.05, 1.0 - i / steps)
-    )
+    if schedule == "linear":
+        scheduler = torch.optim.lr_scheduler.LambdaLR(
+            optimizer, lambda i: min((i + 1) / warmup_steps, 1.0) * max(0.05, 1.0 - i / steps)
+        )
+    else:  # the paper's factor d^-1/2 min(s^-1/2, s w^-3/2) peaks at (d w)^-1/2: rescale to 1
+        scheduler = warmup_scheduler(
+            optimizer, d_model, warmup_steps, (d_model * warmup_steps) ** 0.5
+        )
 
     def loss_on_batch(generator: torch.Generator) -> torch.Tensor:
         batch_seed = int(torch.randint(2**31, (1,), generator=generator))
