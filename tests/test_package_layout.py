@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import importlib
 import json
 import re
 import subprocess
@@ -122,3 +123,54 @@ def test_the_version_is_the_installed_one() -> None:
     from importlib.metadata import version
 
     assert version("attnlib") == attnlib.__version__
+
+
+# The modules a notebook imports by name and then cites in its prose as `module.name`.
+CITED_MODULES = {
+    "checks": "attnlib.checks",
+    **{
+        m: f"attnlib.course.{m}"
+        for m in (
+            "attention_cost",
+            "char_data",
+            "char_gpt",
+            "date_tokenizer",
+            "date_translator",
+            "dates",
+            "inspection",
+            "plots",
+            "sliders",
+            "tensor_log",
+            "toy_tasks",
+            "word_vectors",
+        )
+    },
+    **{m: f"attnlib.formats.{m}" for m in ("minilm", "safetensors_file", "wordpiece")},
+}
+
+
+def _resolves(dotted: str) -> bool:
+    """Whether ``attnlib.x.y`` (a module, then attributes) names something that exists."""
+    parts = dotted.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            target: object = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        for attribute in parts[cut:]:
+            if not hasattr(target, attribute):
+                return False
+            target = getattr(target, attribute)
+        return True
+    return False
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.name)
+def test_every_name_the_prose_cites_exists(notebook: Path) -> None:
+    cells = json.loads(notebook.read_text())["cells"]
+    prose = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+    cited = set(re.findall(r"`(attnlib(?:\.\w+)+)", prose))
+    for module, path in CITED_MODULES.items():
+        cited |= {path + name for name in re.findall(rf"`{module}((?:\.\w+)+)", prose)}
+    missing = sorted(name for name in cited if not _resolves(name))
+    assert not missing, f"{notebook.name} cites names that do not exist: {missing}"
