@@ -1,7 +1,8 @@
 """Do the claims notebooks 09 and 10 make about their trained models hold for any training run?
 
-`python -m benchmarks.trained_claims` trains the date translator (09) and the character
-GPT (10) with the notebooks' recipes over several runs that differ as runs on other
+`python -m benchmarks.trained_claims` trains the date translator (09: the stored model's
+recipe, and the learner's loop of §6, which adds label smoothing) and the character GPT
+(10) with the notebooks' recipes over several runs that differ as runs on other
 machines could: seeds 0–4 in float64 (the default), seed 0 under rounding noise moving
 every inexact result up and then down (as another CPU might round; see
 `tests/portability/rounding_noise.py`), and seed 0 in float32. For every claim a notebook
@@ -154,6 +155,45 @@ def translator_measures(run: Run) -> dict[str, float]:
     }
 
 
+# --- notebook 09 §6: the learner's loop (label smoothing 0.1), trained anew on every machine ---
+
+LOOP_CLAIMS = {
+    "first_loss": Claim("09 §6", "your loop: loss at step 1", 4.0, "min"),
+    "tail_above_floor": Claim(
+        "09 §6", "your loop: last-50 mean loss minus the smoothed floor", 0.0, "min"
+    ),
+    "tail_below": Claim(
+        "09 §6", "your loop: last-50 mean loss minus the smoothed floor", 0.05, "max"
+    ),
+    "greedy_accuracy": Claim("09 §7", "your loop: greedy accuracy, 1000 held-out", 0.98, "min"),
+}
+
+
+def smoothed_floor(vocab_size: int, smoothing: float) -> float:
+    """The entropy of the smoothed target: the lowest label-smoothed loss (09 §4)."""
+    right = 1 - smoothing + smoothing / vocab_size
+    other = smoothing / vocab_size
+    return -(right * math.log(right) + (vocab_size - 1) * other * math.log(other))
+
+
+def loop_measures(run: Run) -> dict[str, float]:
+    """Train as 09 §6's loop does (train_date_translator with ε = 0.1) and measure its claims."""
+    translator = date_translator.train_date_translator(
+        seed=run.seed, dtype=run.dtype, label_smoothing=0.1
+    )
+    history = translator.history
+    assert history is not None
+    _, heldout = dates.split_dates(1000, seed=0)
+    floor = smoothed_floor(date_tokenizer.DateTokenizer().vocab_size, 0.1)
+    tail = sum(history.losses[-50:]) / 50
+    return {
+        "first_loss": history.losses[0],
+        "tail_above_floor": tail - floor,
+        "tail_below": tail - floor,
+        "greedy_accuracy": translator.accuracy(dates.sample_pairs(1000, seed=123, dates=heldout)),
+    }
+
+
 # --- notebook 10: the character GPT ------------------------------------------------------
 
 GPT_CLAIMS = {
@@ -229,6 +269,7 @@ def main() -> None:
         runs = [Run(seed) for seed in range(5)]
         runs += [Run(0, "float64, noise up"), Run(0, "float64, noise down"), Run(0, "float32")]
     ok = report("Notebook 09, the date translator", TRANSLATOR_CLAIMS, translator_measures, runs)
+    ok &= report("Notebook 09, the learner's loop of §6", LOOP_CLAIMS, loop_measures, runs)
     ok &= report("Notebook 10, the character GPT", GPT_CLAIMS, gpt_measures, runs)
     print("\nevery claim held in every run" if ok else "\nSOME CLAIM FAILED in some run")
     sys.exit(0 if ok else 1)

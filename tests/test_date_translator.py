@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 import torch
 
+import attnlib
 from attnlib import GPT, GPTConfig, Transformer, TransformerConfig, save_checkpoint
 from attnlib.checkpoints import CheckpointError
+from attnlib.course import date_tokenizer, date_translator, dates
+from attnlib.course.date_tokenizer import DateTokenizer
 from attnlib.course.date_translator import DateTranslator, train_date_translator
 
 
@@ -83,3 +87,57 @@ def test_the_papers_schedule_peaks_at_lr_after_the_warm_up() -> None:
 def test_an_unknown_schedule_is_refused() -> None:
     with pytest.raises(ValueError, match="schedule"):
         train_date_translator(steps=1, schedule="cosine")
+
+
+def _notebook_09_loop_source() -> str:
+    """The code of notebook 09's training loop (§6), as the learner sees it."""
+    path = Path(__file__).resolve().parents[1] / "notebooks" / "09_encoder_decoder.ipynb"
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    loops = ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]
+    loops = [s for s in loops if s.startswith("smoothing, peak_lr, warmup, n_steps, batch_size =")]
+    assert len(loops) == 1, "notebook 09 should have one training-loop cell"
+    return loops[0]
+
+
+def test_notebook_09s_loop_is_train_date_translator_with_smoothing_to_the_last_bit() -> None:
+    # The notebook says its loop, packaged, is train_date_translator(label_smoothing=0.1).
+    # Run the notebook's own cell, shortened, beside the packaged recipe on the same seed.
+    source = _notebook_09_loop_source()
+    first_line, rest = source.split("\n", 1)
+    assert first_line.endswith("= 0.1, 6e-3, 60, 600, 64"), first_line
+    steps, warmup, batch_size = 12, 4, 8
+    shortened = f"smoothing, peak_lr, warmup, n_steps, batch_size = 0.1, 6e-3, {warmup}, "
+    shortened += f"{steps}, {batch_size}\n{rest.replace('print(', 'str(')}"
+    tok = DateTokenizer()
+    config = TransformerConfig(
+        src_vocab_size=tok.vocab_size,
+        tgt_vocab_size=tok.vocab_size,
+        d_model=64,
+        num_heads=4,
+        num_encoder_layers=2,
+        num_decoder_layers=2,
+        d_ff=256,
+        dropout=0.0,
+        max_len=32,
+        pad_id=tok.pad_id,
+    )
+    namespace = {
+        "torch": torch,
+        "attnlib": attnlib,
+        "dates": dates,
+        "date_tokenizer": date_tokenizer,
+        "date_translator": date_translator,
+        "tok": tok,
+        "config": config,
+        "train_dates": dates.split_dates(1000, seed=0)[0],
+    }
+    exec(compile(shortened, "notebook 09, §6", "exec"), namespace)
+    packaged = train_date_translator(
+        seed=0, steps=steps, batch_size=batch_size, warmup_steps=warmup, label_smoothing=0.1
+    )
+    assert packaged.history is not None
+    assert namespace["my_losses"] == packaged.history.losses  # exactly, not approximately
+    assert namespace["my_lrs"] == packaged.history.learning_rates
+    mine = namespace["my_model"].state_dict()
+    for name, tensor in packaged.model.state_dict().items():
+        assert torch.equal(mine[name], tensor), name
