@@ -128,11 +128,11 @@ def require_positive(name: str, value: object) -> float:
     return number
 
 
-def require_dropout(name: str, value: object) -> float:
-    """A dropout probability in ``[0, 1)``."""
+def require_probability(name: str, value: object, interval: str = "[0, 1)") -> float:
+    """A probability in ``[0, 1)`` (dropout, label smoothing) or in ``(0, 1]`` (top-p)."""
     number = require_number(name, value)
-    if not 0.0 <= number < 1.0:
-        raise ValueError(f"{name} must be in [0, 1), got {value}")
+    if not (0.0 <= number < 1.0 if interval == "[0, 1)" else 0.0 < number <= 1.0):
+        raise ValueError(f"{name} must be in {interval}, got {value}")
     return number
 
 
@@ -291,7 +291,7 @@ def require_attention_inputs(
                 f"the leading dims of q {tuple(q.shape)}, k {tuple(k.shape)} and v "
                 f"{tuple(v.shape)} do not broadcast"
             ) from None
-    require_dropout("dropout_p", dropout_p)
+    require_probability("dropout_p", dropout_p)
     if mask is not None:
         mask = require_attention_mask(mask, torch.Size((*batch, q.shape[-2], k.shape[-2])))
     if scale is None:

@@ -22,10 +22,10 @@ from torch import nn
 
 from attnlib._validate import (
     require_bool_mask,
-    require_dropout,
     require_length,
     require_positive,
     require_positive_int,
+    require_probability,
     require_token_ids,
 )
 from attnlib.encoder import Encoder
@@ -60,7 +60,7 @@ class BertConfig:
                 f"d_model ({self.d_model}) must be divisible by num_heads ({self.num_heads})"
             )
         require_positive("norm_eps", self.norm_eps)
-        require_dropout("dropout", self.dropout)
+        require_probability("dropout", self.dropout)
 
     @property
     def d_head(self) -> int:

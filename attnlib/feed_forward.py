@@ -9,7 +9,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from attnlib._validate import require_choice, require_dropout, require_positive_int
+from attnlib._validate import require_choice, require_positive_int, require_probability
 
 ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu}
 
@@ -36,7 +36,7 @@ class FeedForward(nn.Module):
         super().__init__()
         require_positive_int("d_model", d_model)
         require_positive_int("d_ff", d_ff)
-        require_dropout("dropout", dropout)
+        require_probability("dropout", dropout)
         self.activation = require_choice("activation", activation, sorted(ACTIVATIONS))
         self.linear1 = nn.Linear(d_model, d_ff)
         self.linear2 = nn.Linear(d_ff, d_model)

@@ -12,11 +12,11 @@ import torch.nn.functional as F
 from torch import nn
 
 from attnlib._validate import (
-    require_dropout,
     require_int,
     require_length,
     require_number,
     require_positive_int,
+    require_probability,
     require_token_ids,
 )
 from attnlib.feed_forward import FeedForward
@@ -44,7 +44,7 @@ class GPTConfig:
             raise ValueError(
                 f"d_model ({self.d_model}) must be divisible by num_heads ({self.num_heads})"
             )
-        require_dropout("dropout", self.dropout)
+        require_probability("dropout", self.dropout)
 
 
 class GPTBlock(nn.Module):
@@ -171,12 +171,15 @@ class GPT(nn.Module):
         top_k: int | None = None,
         use_cache: bool = True,
         generator: torch.Generator | None = None,
+        top_p: float | None = None,
     ) -> torch.Tensor:
         r"""Append ``max_new_tokens`` tokens, each sampled from the model's next-token distribution.
 
         The logits are divided by ``temperature`` (``0`` = greedy: always the most likely
-        token) and, with ``top_k``, all but the ``k`` most likely tokens are removed
-        before sampling. The model sees at most the last ``max_len`` tokens.
+        token); with ``top_k`` all but the ``k`` most likely tokens are removed, and with
+        ``top_p`` all but the smallest set of likeliest tokens holding ``top_p`` of the
+        probability (see :func:`attnlib.sampling.next_token_probs`). The model sees at
+        most the last ``max_len`` tokens.
 
         With ``use_cache`` each layer keeps the keys and values of the context (a KV
         cache), so each step processes only the newest token: the same tokens as
@@ -201,6 +204,8 @@ class GPT(nn.Module):
             raise ValueError(f"temperature must be >= 0, got {temperature}")
         if top_k is not None:
             require_positive_int("top_k", top_k)
+        if top_p is not None:
+            require_probability("top_p", top_p, "(0, 1]")
         was_training = self.training
         self.eval()
         window = self.config.max_len
@@ -209,7 +214,7 @@ class GPT(nn.Module):
         try:
             for _ in range(max_new_tokens):
                 logits, _ = self._run(context, caches)  # (B, T_context, V)
-                next_token = sample_next_token(logits[:, -1], temperature, top_k, generator)
+                next_token = sample_next_token(logits[:, -1], temperature, top_k, generator, top_p)
                 idx = torch.cat([idx, next_token], dim=1)  # (B, T + 1)
                 if caches is not None and len(caches[0]) < window:
                     context = next_token  # the cache holds everything before it

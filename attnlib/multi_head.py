@@ -8,7 +8,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from attnlib._validate import require_dropout, require_positive_int, require_width
+from attnlib._validate import require_positive_int, require_probability, require_width
 from attnlib.attention import fused_attention, scaled_dot_product_attention
 from attnlib.kv_cache import KVCache
 
@@ -81,7 +81,7 @@ class MultiHeadAttention(nn.Module):
         self.d_model = d_model
         self.num_heads = num_heads
         self.head_size = d_model // num_heads
-        self.dropout = require_dropout("dropout", dropout)
+        self.dropout = require_probability("dropout", dropout)
         self.w_q = nn.Linear(d_model, d_model, bias=bias)
         self.w_k = nn.Linear(d_model, d_model, bias=bias)
         self.w_v = nn.Linear(d_model, d_model, bias=bias)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from attnlib._validate import require_dropout, require_positive_int, require_sequence
+from attnlib._validate import require_positive_int, require_probability, require_sequence
 from attnlib.attention import scaled_dot_product_attention
 
 
@@ -50,7 +50,7 @@ class AttentionHead(nn.Module):
         d_v = d_k if d_v is None else d_v
         for name, value in (("d_model", d_model), ("d_k", d_k), ("d_v", d_v)):
             require_positive_int(name, value)
-        require_dropout("dropout", dropout)
+        require_probability("dropout", dropout)
         self.d_model, self.d_k, self.d_v, self.dropout = d_model, d_k, d_v, dropout
         self.w_q = nn.Linear(d_model, d_k, bias=bias)
         self.w_k = nn.Linear(d_model, d_k, bias=bias)

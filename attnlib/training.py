@@ -13,7 +13,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from attnlib._validate import require_dropout, require_int, require_positive_int
+from attnlib._validate import require_int, require_positive_int, require_probability
 
 
 def label_smoothed_cross_entropy(
@@ -42,7 +42,7 @@ def label_smoothed_cross_entropy(
             f"logits (..., V) and target (...) must agree, got {tuple(logits.shape)} "
             f"and {tuple(target.shape)}"
         )
-    require_dropout("smoothing", smoothing)  # a probability in [0, 1), as dropout is
+    require_probability("smoothing", smoothing)  # a probability in [0, 1), as dropout is
     # Half precision is computed in float32; float64 stays float64.
     work_dtype = torch.promote_types(logits.dtype, torch.float32)
     log_probs = F.log_softmax(logits.to(work_dtype), dim=-1).reshape(-1, logits.shape[-1])  # (N, V)

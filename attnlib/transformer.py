@@ -12,10 +12,10 @@ import torch
 from torch import nn
 
 from attnlib._validate import (
-    require_dropout,
     require_int,
     require_length,
     require_positive_int,
+    require_probability,
     require_token_ids,
 )
 from attnlib.decoder import Decoder
@@ -69,7 +69,7 @@ class TransformerConfig:
             raise ValueError(
                 f"d_model ({self.d_model}) must be divisible by num_heads ({self.num_heads})"
             )
-        require_dropout("dropout", self.dropout)
+        require_probability("dropout", self.dropout)
         require_int("pad_id", self.pad_id)
         if not 0 <= self.pad_id < min(self.src_vocab_size, self.tgt_vocab_size):
             raise ValueError(f"pad_id must be a token id of both vocabularies, got {self.pad_id}")

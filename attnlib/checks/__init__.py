@@ -61,6 +61,7 @@ from attnlib.checks.pytorch_basics import (
     check_row_normalise,
 )
 from attnlib.checks.pytorch_training import check_gradient, check_training_step
+from attnlib.checks.sampling import check_sampler, check_top_p_probs
 from attnlib.checks.transformer_block import (
     check_feed_forward,
     check_layer_norm,
@@ -101,6 +102,7 @@ __all__ = [
     "check_residual_block",
     "check_rotary",
     "check_row_normalise",
+    "check_sampler",
     "check_scaled_dot_product_attention",
     "check_scaled_self_attention",
     "check_score_table",
@@ -112,6 +114,7 @@ __all__ = [
     "check_temperature_probs",
     "check_tiled_attention",
     "check_top_k_logits",
+    "check_top_p_probs",
     "check_training_step",
     "check_warmup_schedule",
 ]

@@ -1,0 +1,113 @@
+"""Top-p (nucleus) sampling: by hand, against another formulation, as properties, in generate."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from attnlib.gpt import GPT, GPTConfig
+from attnlib.sampling import next_token_probs, nucleus, sample_next_token
+
+PROBS = torch.tensor([0.10, 0.40, 0.05, 0.25, 0.20], dtype=torch.float64)
+
+
+def _nucleus_from_the_tail(probs: torch.Tensor, top_p: float) -> torch.Tensor:
+    """An independent formulation: sort ascending and drop the tail that holds at most 1 − top_p.
+
+    Tokens sorted from least to most likely are dropped while their running total stays
+    within 1 − top_p; the most likely token always stays.
+    """
+    ascending, order = probs.sort(dim=-1)
+    drop_sorted = ascending.cumsum(dim=-1) <= 1 - top_p
+    drop_sorted[..., -1] = False
+    drop = torch.zeros_like(drop_sorted).scatter(-1, order, drop_sorted)
+    kept = probs.masked_fill(drop, 0.0)
+    return kept / kept.sum(dim=-1, keepdim=True)
+
+
+@pytest.mark.parametrize(
+    ("top_p", "kept"),
+    [
+        (0.3, [1]),  # 0.40 alone reaches 0.3
+        (0.5, [1, 3]),  # 0.40 < 0.5, so 0.25 joins: 0.65
+        (0.8, [1, 3, 4]),  # 0.65 < 0.8, so 0.20 joins: 0.85
+        (0.9, [0, 1, 3, 4]),  # 0.85 < 0.9: 0.95
+        (0.99, [0, 1, 2, 3, 4]),
+    ],
+)
+def test_nucleus_by_hand(top_p: float, kept: list[int]) -> None:
+    out = nucleus(PROBS, top_p)
+    assert torch.nonzero(out).flatten().tolist() == kept
+    expected = torch.zeros(5, dtype=torch.float64)
+    expected[kept] = PROBS[kept] / PROBS[kept].sum()
+    torch.testing.assert_close(out, expected)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    seed=st.integers(0, 10_000),
+    vocab=st.integers(1, 40),
+    top_p=st.floats(0.01, 0.99),
+    scale=st.floats(0.1, 5.0),
+)
+def test_nucleus_is_the_smallest_set_reaching_top_p(
+    seed: int, vocab: int, top_p: float, scale: float
+) -> None:
+    g = torch.Generator().manual_seed(seed)
+    probs = torch.softmax(torch.randn(3, vocab, generator=g, dtype=torch.float64) * scale, -1)
+    out = nucleus(probs, top_p)
+    torch.testing.assert_close(out, _nucleus_from_the_tail(probs, top_p))
+    assert not out.isnan().any()
+    torch.testing.assert_close(out.sum(-1), torch.ones(3, dtype=torch.float64))
+    kept = out > 0
+    kept_mass = (probs * kept).sum(-1)  # (3,)
+    smallest_kept = probs.masked_fill(~kept, torch.inf).min(-1).values  # (3,)
+    assert (kept_mass >= top_p - 1e-12).all()  # it reaches top_p …
+    assert (kept_mass - smallest_kept < top_p + 1e-12).all()  # … and nothing in it is spare
+    assert kept.gather(-1, probs.argmax(-1, keepdim=True)).all()  # the likeliest always stays
+
+
+def test_next_token_probs_applies_temperature_then_top_k_then_top_p() -> None:
+    logits = torch.tensor([[0.5, -1.0, 2.0, 0.0, -3.0, 1.0]], dtype=torch.float64)
+    for temperature, top_k, top_p in [(0.5, None, 0.7), (1.0, 4, 0.78), (2.0, 3, 0.5)]:
+        tempered = logits / temperature
+        if top_k is not None:
+            kth = tempered.topk(top_k, dim=-1).values[..., -1:]
+            tempered = tempered.masked_fill(tempered < kth, -torch.inf)
+        expected = _nucleus_from_the_tail(torch.softmax(tempered, -1), top_p)
+        torch.testing.assert_close(next_token_probs(logits, temperature, top_k, top_p), expected)
+    unfiltered = next_token_probs(logits, 1.0)
+    torch.testing.assert_close(next_token_probs(logits, 1.0, top_p=1.0), unfiltered)
+    assert next_token_probs(logits, 0.0, top_p=0.1).argmax(-1).item() == 2  # greedy
+
+
+def test_top_p_in_float32_has_no_nan_and_keeps_the_argmax_at_a_tiny_top_p() -> None:
+    logits = torch.randn(4, 100, generator=torch.Generator().manual_seed(0)) * 10
+    out = next_token_probs(logits, 1.0, top_p=1e-6)
+    assert not out.isnan().any()
+    assert torch.equal(out.argmax(-1), logits.argmax(-1)) and ((out > 0).sum(-1) == 1).all()
+
+
+def test_sample_next_token_draws_only_from_the_nucleus() -> None:
+    logits = PROBS.log().expand(5000, 5)  # (N, V)
+    draws = sample_next_token(logits, 1.0, None, torch.Generator().manual_seed(0), top_p=0.8)
+    assert set(draws.flatten().tolist()) == {1, 3, 4}
+
+
+def test_generate_takes_top_p_and_refuses_a_bad_one() -> None:
+    torch.manual_seed(0)
+    model = GPT(GPTConfig(vocab_size=11, max_len=8, d_model=16, num_heads=2, num_layers=1)).eval()
+    idx = torch.tensor([[1, 2, 3]])
+    greedy = model.generate(idx, 5, temperature=0)
+    tiny_p = model.generate(idx, 5, top_p=1e-9, generator=torch.Generator().manual_seed(0))
+    assert torch.equal(tiny_p, greedy)  # a nucleus of one token is greedy
+    sampled = model.generate(idx, 5, top_p=0.9, generator=torch.Generator().manual_seed(0))
+    again = model.generate(idx, 5, top_p=0.9, generator=torch.Generator().manual_seed(0))
+    assert torch.equal(sampled, again) and sampled.shape == (1, 8)
+    for bad in (0.0, 1.5, -0.1):
+        with pytest.raises(ValueError, match=r"top_p must be in \(0, 1\]"):
+            model.generate(idx, 1, top_p=bad)
+    with pytest.raises(TypeError, match="top_p must be a number"):
+        model.generate(idx, 1, top_p="0.9")  # type: ignore[arg-type]
