@@ -12,7 +12,7 @@ from attnlib.attention import fused_attention, scaled_dot_product_attention
 from attnlib.bert import BertConfig, BertEmbeddings, BertModel, BertOutput
 from attnlib.checkpoints import CheckpointError, load_checkpoint, save_checkpoint
 from attnlib.decoder import Decoder, DecoderLayer
-from attnlib.decoding import beam_search, greedy_decode
+from attnlib.decoding import beam_search, beam_search_with_scores, greedy_decode
 from attnlib.encoder import Encoder, EncoderLayer
 from attnlib.feed_forward import FeedForward
 from attnlib.formats.minilm import load_minilm
@@ -111,6 +111,7 @@ __all__ = [  # noqa: RUF022 (grouped by notebook, not sorted)
     "warmup_scheduler",
     "greedy_decode",
     "beam_search",
+    "beam_search_with_scores",
     "save_checkpoint",
     "load_checkpoint",
     "CheckpointError",

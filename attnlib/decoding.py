@@ -8,7 +8,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from attnlib._validate import require_int, require_number, require_positive_int
+from attnlib._validate import require_choice, require_int, require_number, require_positive_int
 from attnlib.transformer import Transformer
 
 
@@ -41,6 +41,7 @@ def beam_search(
     max_len: int,
     beam_size: int = 4,
     length_penalty: float = 1.0,
+    penalty: str = "power",
 ) -> torch.Tensor:
     r"""Keep the ``beam_size`` most likely partial targets per source; return the best finished one.
 
@@ -50,15 +51,39 @@ def beam_search(
 
     .. math::
 
-        \frac{\sum_t \log p(y_t \mid y_{<t}, x)}{|y|^{\alpha}}, \qquad \alpha =
-        \texttt{length\_penalty}
+        \frac{\sum_t \log p(y_t \mid y_{<t}, x)}{\operatorname{lp}(y)}, \qquad
+        \operatorname{lp}(y) = |y|^{\alpha} \;(\texttt{"power"}) \text{ or }
+        \left(\frac{5 + |y|}{6}\right)^{\alpha} \;(\texttt{"gnmt"}, \text{Wu et al. 2016}),
 
-    so that short hypotheses are not preferred just for having fewer terms.
+    with :math:`\alpha` = ``length_penalty`` and :math:`|y|` counting the EOS, so that
+    short hypotheses are not preferred just for having fewer terms.
     With ``beam_size=1`` this is greedy decoding. ``max_len`` may be at most the
     model's ``config.max_len`` (the decoder reads up to ``max_len`` tokens, BOS first).
+    :func:`beam_search_with_scores` also returns the winners' normalised scores.
 
     Shapes:
         src: ``(B, S)``; returns ``(B, L)`` (no BOS; EOS included; pad after EOS).
+    """
+    return beam_search_with_scores(
+        model, src, bos_id, eos_id, max_len, beam_size, length_penalty, penalty
+    )[0]
+
+
+@torch.no_grad()
+def beam_search_with_scores(
+    model: Transformer,
+    src: torch.Tensor,
+    bos_id: int,
+    eos_id: int,
+    max_len: int,
+    beam_size: int = 4,
+    length_penalty: float = 1.0,
+    penalty: str = "power",
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """:func:`beam_search`, and the length-normalised score of each winner.
+
+    Shapes:
+        src: ``(B, S)``; returns ``(B, L)`` as :func:`beam_search` and scores ``(B,)``.
     """
     vocab_size, pad_id = model.config.tgt_vocab_size, model.config.pad_id
     for name, token in (("bos_id", bos_id), ("eos_id", eos_id)):
@@ -68,6 +93,7 @@ def beam_search(
     if not 1 <= require_int("max_len", max_len) <= model.config.max_len:
         raise ValueError(f"max_len must be in [1, {model.config.max_len}], got {max_len}")
     require_number("length_penalty", length_penalty)
+    require_choice("penalty", penalty, ("power", "gnmt"))
     was_training = model.training
     model.eval()
     memory, src_mask, _ = model.encode(src, need_weights=False)  # checks src, once
@@ -99,7 +125,11 @@ def beam_search(
         if bool(finished.all()):
             break
     model.train(was_training)
-    normalised = scores / lengths.reshape(batch, k).clamp_min(1.0) ** length_penalty
+    lengths = lengths.reshape(batch, k)  # (B, K)
+    if penalty == "gnmt":
+        normalised = scores / ((5.0 + lengths) / 6.0) ** length_penalty
+    else:
+        normalised = scores / lengths.clamp_min(1.0) ** length_penalty
     best = normalised.argmax(dim=1)  # (B,)
     rows = torch.arange(batch, device=src.device) * k + best
-    return sequences[rows, 1:]  # drop BOS
+    return sequences[rows, 1:], normalised.gather(1, best[:, None])[:, 0]  # drop BOS; (B,)

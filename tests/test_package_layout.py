@@ -137,6 +137,7 @@ CITED_MODULES = {
             "date_tokenizer",
             "date_translator",
             "dates",
+            "hand_set",
             "inspection",
             "plots",
             "sliders",

@@ -26,6 +26,7 @@ from attnlib.checks.attention_core import (
     check_sinusoidal_encoding,
     check_split_heads,
 )
+from attnlib.checks.beam_search import check_beam_search
 from attnlib.checks.efficient import (
     check_attention_flops,
     check_online_softmax_step,
@@ -77,6 +78,7 @@ __all__ = [
     "check_attention_flops",
     "check_attention_head",
     "check_batched_scores",
+    "check_beam_search",
     "check_causal_mask",
     "check_causal_self_attention",
     "check_cosine_similarity",
