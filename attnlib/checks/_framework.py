@@ -79,6 +79,17 @@ def task_of(learner_fn: Callable[..., Any]) -> str:
     return " ".join((inspect.getdoc(learner_fn) or "").split())
 
 
+def not_done(name: str, learner_fn: Callable[..., Any], error: NotImplementedError) -> CheckResult:
+    """The report for a function that still raises ``NotImplementedError``: its task, no trace."""
+    task = str(error) or task_of(learner_fn)
+    detail = f" ({task})" if task else ""
+    message = (
+        f"… {name}: not done yet{detail}. Fill in the function above, run its cell, "
+        "then run this check again."
+    )
+    return CheckResult(name, False, message, done=False)
+
+
 def compare_outputs(
     got: object, expected: torch.Tensor, what: str, atol: float, rtol: float
 ) -> str | None:
@@ -142,15 +153,7 @@ def run_cases(
         try:
             got = learner_fn(*args)
         except NotImplementedError as error:
-            task = str(error) or task_of(learner_fn)
-            detail = f" ({task})" if task else ""
-            return CheckResult(
-                name,
-                False,
-                f"… {name}: not done yet{detail}. Fill in the function above, run its cell, "
-                "then run this check again.",
-                done=False,
-            )
+            return not_done(name, learner_fn, error)
         except Exception as error:  # the learner's bug, reported instead of a traceback
             return CheckResult(
                 name,

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import torch
 
-from attnlib.checks._framework import CheckResult, task_of
+from attnlib.checks._framework import CheckResult, not_done
 from attnlib.course.hand_set import BOS, EOS, HandSetTranslator
 
 
@@ -115,9 +115,7 @@ def check_beam_search(fn: BeamSearch, translator: torch.nn.Module | None = None)
             with torch.no_grad():
                 got = fn(model, *args)
         except NotImplementedError as error:
-            detail = f" ({str(error) or task_of(fn)})" if str(error) or task_of(fn) else ""
-            message = f"… {name}: not done yet{detail}. Fill in the function above, run its cell."
-            return CheckResult(name, False, message, done=False)
+            return not_done(name, fn, error)
         except Exception as error:  # the learner's bug, reported instead of a traceback
             message = f"✗ {name}, case '{description}': your function raised"
             return CheckResult(name, False, f"{message} {type(error).__name__}: {error}")

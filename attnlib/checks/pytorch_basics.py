@@ -24,8 +24,8 @@ from attnlib.checks._framework import (
     CheckResult,
     compare_outputs,
     fixed_generator,
+    not_done,
     randn64,
-    task_of,
 )
 
 ATOL, RTOL = 1e-7, 1e-6
@@ -38,14 +38,6 @@ def _copies(args: tuple[Any, ...]) -> tuple[Any, ...]:
 def failed(name: str, case: str, problem: str, hint: str) -> CheckResult:
     """A failed check's report: the case, what is wrong, and a hint."""
     return CheckResult(name, False, f"✗ {name}, case '{case}': {problem}\n  hint: {hint}")
-
-
-def not_done(name: str, fn: Callable[..., Any], error: NotImplementedError) -> CheckResult:
-    """The report for a stub that still raises NotImplementedError."""
-    task = str(error) or task_of(fn)
-    detail = f" ({task})" if task else ""
-    message = f"… {name}: not done yet{detail}. Fill in the function above, run its cell, "
-    return CheckResult(name, False, message + "then run this check again.", done=False)
 
 
 def _same(got: Any, wrong: Callable[..., Any], args: tuple[Any, ...]) -> bool:

@@ -20,8 +20,15 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from attnlib.checks._framework import Case, CheckResult, compare_outputs, fixed_generator, randn64
-from attnlib.checks.pytorch_basics import ATOL, RTOL, failed, not_done, run_with_mistakes
+from attnlib.checks._framework import (
+    Case,
+    CheckResult,
+    compare_outputs,
+    fixed_generator,
+    not_done,
+    randn64,
+)
+from attnlib.checks.pytorch_basics import ATOL, RTOL, failed, run_with_mistakes
 
 # --- autograd ------------------------------------------------------------------------------
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import torch
 
-from attnlib.checks._framework import CheckResult, compare_outputs, task_of, vec
+from attnlib.checks._framework import CheckResult, compare_outputs, not_done, vec
 from attnlib.checks.sampling_mistakes import MISTAKES, NUCLEUS_MISTAKES, Distribution
 from attnlib.sampling import next_token_probs, nucleus
 
@@ -146,13 +146,7 @@ def check_sampler(fn: Sampler, seed: int = 0) -> CheckResult:
         try:
             counts, problem = _counts(fn, case, generator)
         except NotImplementedError as error:
-            task = str(error) or task_of(fn)
-            detail = f" ({task})" if task else ""
-            message = (
-                f"… {name}: not done yet{detail}. Fill in the function above, run its cell, "
-                "then run this check again."
-            )
-            return CheckResult(name, False, message, done=False)
+            return not_done(name, fn, error)
         except Exception as error:  # the learner's bug, reported instead of a traceback
             message = (
                 f"✗ {name}, case '{case.description}': your sampler raised "
@@ -200,9 +194,7 @@ def check_top_p_probs(fn: Callable[[torch.Tensor, float], torch.Tensor]) -> Chec
         try:
             got = fn(rows.clone(), top_p)
         except NotImplementedError as error:
-            detail = f" ({str(error) or task_of(fn)})" if str(error) or task_of(fn) else ""
-            message = f"… {name}: not done yet{detail}. Fill in the function above, run its cell."
-            return CheckResult(name, False, message, done=False)
+            return not_done(name, fn, error)
         except Exception as error:  # the learner's bug, reported instead of a traceback
             message = f"✗ {name}, top_p = {top_p}: your function raised {type(error).__name__}"
             return CheckResult(name, False, f"{message}: {error}\n  hint: {hint}")
