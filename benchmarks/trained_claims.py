@@ -107,7 +107,7 @@ TRANSLATOR_CLAIMS = {
     ),
     "error_rate": Claim("09 §10", "errors in 3000 more held-out pairs", 0.01, "max"),
     "nov_21_2026": Claim(
-        "09 ex. 3", '"nov 21 2026" (no comma, never seen) translated wrongly', 0, "max", False
+        "09 ex. 4", '"nov 21 2026" (no comma, never seen) translated wrongly', 0, "max", False
     ),
 }
 
@@ -226,7 +226,9 @@ def notebook_10_cells(seed: int) -> list[str]:
     sources = ["".join(c["source"]) for c in notebook["cells"] if c["cell_type"] == "code"]
     last = next(i for i, s in enumerate(sources) if s.startswith("again = model.generate"))
     chosen = [s for s in sources[: last + 1] if "plt.show()" not in s or "import" in s]
-    chosen += [s for s in sources if s.startswith(('phrase = "the keys', "T = len(phrase)"))]
+    chosen += [
+        s for s in sources if s.startswith(("def show_char", 'phrase = "the keys', "T = len("))
+    ]
     init = "torch.manual_seed(0)\nfresh = attnlib.GPT(config)"
     batches = "generator = torch.Generator().manual_seed(0)  # which windows each step reads"
     code = "\n".join(chosen)
