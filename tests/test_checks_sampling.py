@@ -11,23 +11,8 @@ import torch
 from attnlib import checks
 from attnlib.checks import sampling
 from attnlib.checks.sampling_mistakes import MISTAKES, NUCLEUS_MISTAKES
-from attnlib.sampling import next_token_probs, sample_next_token
-
-
-def right_sampler(logits, temperature, top_k, top_p, generator):  # type: ignore[no-untyped-def]
-    return sample_next_token(logits, temperature, top_k, generator, top_p)
-
-
-def sampler_of(distribution: Callable[..., torch.Tensor]) -> Callable[..., torch.Tensor]:
-    """A sampler that draws from ``distribution`` (a mistake's), greedy at temperature 0."""
-
-    def sample(logits, temperature, top_k, top_p, generator):  # type: ignore[no-untyped-def]
-        if temperature == 0:
-            return logits.argmax(dim=-1, keepdim=True)
-        probs = distribution(logits[0], temperature, top_k, top_p)  # every row is the same
-        return torch.multinomial(probs.expand(logits.shape[0], -1), 1, generator=generator)
-
-    return sample
+from attnlib.sampling import next_token_probs
+from benchmarks.sampler_checker import right_sampler, sampler_of
 
 
 @pytest.mark.parametrize("seed", range(5))
