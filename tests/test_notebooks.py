@@ -216,3 +216,12 @@ def test_each_notebook_asks_learners_to_predict_before_they_run(notebook: dict[s
         results = [o for o in code[i].get("outputs", []) if o["output_type"] == "execute_result"]
         shown = _text_of(results)
         assert shown.startswith("No prediction yet. The run shows ("), _source(code[i])
+
+
+def test_each_notebook_ends_with_a_reading_list_of_its_papers(notebook: dict[str, Any]) -> None:
+    last = notebook["cells"][-1]
+    assert last["cell_type"] == "markdown" and _source(last).startswith("## Further reading")
+    entries = [line for line in _source(last).splitlines() if line.startswith("- ")]
+    assert len(entries) >= 2, "a reading list names at least two papers"
+    for entry in entries:  # authors (year), *title*, venue: what to read it for.
+        assert re.match(r"- [^(]+ \(\d{4}\), \*[^*]+\*.*: .+\.$", entry), entry
