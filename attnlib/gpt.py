@@ -214,7 +214,7 @@ class GPT(nn.Module):
         try:
             for _ in range(max_new_tokens):
                 logits, _ = self._run(context, caches)  # (B, T_context, V)
-                next_token = sample_next_token(logits[:, -1], temperature, top_k, generator, top_p)
+                next_token = sample_next_token(logits[:, -1], temperature, top_k, top_p, generator)
                 idx = torch.cat([idx, next_token], dim=1)  # (B, T + 1)
                 if caches is not None and len(caches[0]) < window:
                     context = next_token  # the cache holds everything before it

@@ -67,11 +67,14 @@ def nucleus(probs: torch.Tensor, top_p: float) -> torch.Tensor:
 def sample_next_token(
     logits: torch.Tensor,
     temperature: float,
-    top_k: int | None,
-    generator: torch.Generator | None,
+    top_k: int | None = None,
     top_p: float | None = None,
+    generator: torch.Generator | None = None,
 ) -> torch.Tensor:
     """One token per row: the argmax at temperature 0, else a draw from :func:`next_token_probs`.
+
+    The arguments come in the order of notebook 10's sampler exercise, which
+    :func:`attnlib.checks.check_sampler` checks.
 
     Shapes:
         logits: ``(B, V)``; returns ``(B, 1)`` token ids.

@@ -20,15 +20,8 @@ from attnlib.checks import sampling
 from attnlib.checks.sampling_mistakes import MISTAKES
 from attnlib.sampling import sample_next_token
 
-
-def right_sampler(
-    logits: torch.Tensor,
-    temperature: float,
-    top_k: int | None,
-    top_p: float | None,
-    generator: torch.Generator,
-) -> torch.Tensor:
-    return sample_next_token(logits, temperature, top_k, generator, top_p)
+# attnlib's own sampler takes the exercise's arguments in the exercise's order.
+right_sampler = sample_next_token
 
 
 def sampler_of(distribution: Callable[..., torch.Tensor]) -> Callable[..., torch.Tensor]:

@@ -92,7 +92,7 @@ def test_top_p_in_float32_has_no_nan_and_keeps_the_argmax_at_a_tiny_top_p() -> N
 
 def test_sample_next_token_draws_only_from_the_nucleus() -> None:
     logits = PROBS.log().expand(5000, 5)  # (N, V)
-    draws = sample_next_token(logits, 1.0, None, torch.Generator().manual_seed(0), top_p=0.8)
+    draws = sample_next_token(logits, 1.0, top_p=0.8, generator=torch.Generator().manual_seed(0))
     assert set(draws.flatten().tolist()) == {1, 3, 4}
 
 
