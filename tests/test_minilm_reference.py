@@ -35,6 +35,7 @@ if importlib.util.find_spec("sentence_transformers") is None:
 
 import sentence_transformers
 import transformers
+from minilm_activations import ACTIVATIONS_FILE, compute_activations
 from minilm_reference import REFERENCE_FILE, compute_reference
 
 # Text a course might feed the model: several scripts, punctuation, numbers, markup.
@@ -138,6 +139,35 @@ def test_stored_reference_is_current() -> None:
         assert np.array_equal(stored["token_counts"], live["token_counts"])
         assert np.abs(stored["embeddings"] - live["embeddings"]).max() < 2e-6
         assert np.abs(stored["attentions"] - live["attentions"]).max() < 2e-6
+
+
+def test_stored_activations_are_current() -> None:
+    # Regenerate with `python tests/minilm_activations.py` when this fails. Inside the
+    # layers values reach about 200 (the feed-forward outputs), so float32 sums taken in
+    # another order move them by a few 1e-6 relative; the capstone's checker allows 5e-5.
+    live = compute_activations()
+    with np.load(ACTIVATIONS_FILE, allow_pickle=False) as stored:
+        assert sorted(stored.files) == sorted(live)
+        assert stored["sentences"].tolist() == live["sentences"].tolist()
+        assert np.array_equal(stored["input_ids"], live["input_ids"])
+        assert np.array_equal(stored["token_mask"], live["token_mask"])
+        assert not stored["token_mask"].all(), "the batch must have padding"
+        for name in ("embeddings", "attention", "norm_1", "feed_forward", "output"):
+            assert np.allclose(stored[name], live[name], atol=1e-5, rtol=1e-5), name
+        assert np.abs(stored["sentence_embeddings"] - live["sentence_embeddings"]).max() < 2e-6
+
+
+def test_stored_activations_are_what_attnlibs_own_minilm_computes() -> None:
+    # The same recording through attnlib's BertModel: the fixture and attnlib agree, so
+    # a learner's module that matches one matches the other.
+    recorded = minilm_format.load_minilm_activations()
+    model = minilm_format.load_minilm(verify_checksums=False)
+    with torch.no_grad():
+        out = model(recorded.input_ids, recorded.token_mask)
+    mask = recorded.token_mask
+    reference = torch.cat([recorded.embeddings[None], recorded.output])  # (L + 1, B, T, C)
+    assert torch.allclose(out.hidden_states[:, mask], reference[:, mask], atol=2e-5, rtol=1e-5)
+    assert (out.embeddings - recorded.sentence_embeddings).abs().max() < 2e-6
 
 
 def test_weights_read_as_the_safetensors_library_reads_them() -> None:

@@ -139,6 +139,7 @@ CITED_MODULES = {
             "dates",
             "hand_set",
             "inspection",
+            "own_encoder",
             "plots",
             "sliders",
             "tensor_log",

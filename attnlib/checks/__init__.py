@@ -49,6 +49,13 @@ from attnlib.checks.full_models import (
     check_warmup_schedule,
 )
 from attnlib.checks.gpt_block import check_gpt_block
+from attnlib.checks.own_encoder import (
+    check_own_attention,
+    check_own_encoder_layer,
+    check_own_feed_forward,
+    check_own_layer_norm,
+)
+from attnlib.checks.own_minilm import check_own_minilm
 from attnlib.checks.predictions import Prediction, PredictionResult
 from attnlib.checks.pretrained import (
     check_mean_pool,
@@ -99,6 +106,11 @@ __all__ = [
     "check_multi_head_attention",
     "check_naive_self_attention",
     "check_online_softmax_step",
+    "check_own_attention",
+    "check_own_encoder_layer",
+    "check_own_feed_forward",
+    "check_own_layer_norm",
+    "check_own_minilm",
     "check_padding_mask",
     "check_previous_token_share",
     "check_residual_block",

@@ -10,6 +10,7 @@ Notebooks import these modules by name and call through them, e.g.
 - ``dates``, ``date_translator``: the date-translation data and the trained translator (09)
 - ``char_data``, ``char_gpt``: the course's prose as a corpus and the char GPT trained on it (10)
 - ``inspection``: what MiniLM's heads attend to (11)
+- ``own_encoder``: MiniLM's weights in the learner's own modules, the capstone (11)
 - ``attention_cost``, ``tensor_log``: the cost of attention, counted and measured (12)
 
 Importing ``attnlib`` does not import this package (nor matplotlib).

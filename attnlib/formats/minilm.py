@@ -128,3 +128,50 @@ def load_minilm_reference() -> MiniLMReference:
             attentions=torch.from_numpy(stored["attentions"].copy()),
             produced_by=str(stored["produced_by"]),
         )
+
+
+@dataclass(frozen=True, eq=False)
+class MiniLMActivations:
+    """What every sub-module of all-MiniLM-L6-v2 computed for a padded batch of two sentences.
+
+    Recorded from transformers' BertModel by ``tests/minilm_activations.py`` and stored
+    as ``attnlib/data/minilm_activations.npz`` (a unit test recomputes it), so that
+    notebook 11's capstone checker can compare a learner's modules with the real model's
+    activations, one sub-module at a time, without the reference libraries.
+
+    Shapes:
+        input_ids: ``(B, T)`` long; token_mask: ``(B, T)`` bool, ``True`` = real token;
+        embeddings: ``(B, T, C)``, the embedding layer's output; attention, norm_1,
+        feed_forward, output: ``(L, B, T, C)``, per layer the self-attention's output
+        (before the residual), the first LayerNorm's output, the feed-forward network's
+        output (before the residual) and the layer's output; sentence_embeddings: ``(B, C)``.
+    """
+
+    sentences: list[str]
+    input_ids: torch.Tensor
+    token_mask: torch.Tensor
+    embeddings: torch.Tensor
+    attention: torch.Tensor
+    norm_1: torch.Tensor
+    feed_forward: torch.Tensor
+    output: torch.Tensor
+    sentence_embeddings: torch.Tensor
+    produced_by: str
+
+
+def load_minilm_activations() -> MiniLMActivations:
+    """The stored sub-module activations (see :class:`MiniLMActivations`)."""
+    source = resources.files("attnlib") / "data" / "minilm_activations.npz"
+    with resources.as_file(source) as path, np.load(path, allow_pickle=False) as stored:
+        tensors = {
+            name: torch.from_numpy(stored[name].copy())
+            for name in (
+                "input_ids", "token_mask", "embeddings", "attention", "norm_1",
+                "feed_forward", "output", "sentence_embeddings",
+            )
+        }  # fmt: skip
+        return MiniLMActivations(
+            sentences=[str(s) for s in stored["sentences"]],
+            produced_by=str(stored["produced_by"]),
+            **tensors,
+        )
