@@ -5,7 +5,9 @@ does, with rates a careful first reading keeps (the first edition's guessed time
 8 h 20 min for 01–12, were 1.5–2× short by a reviewer's reading):
 
 - prose and formulas at 120 words a minute (technical text with mathematics, read to
-  be understood, not skimmed: about half an everyday reading speed);
+  be understood, not skimmed: about half an everyday reading speed), except the hints and
+  "stuck?" notes in collapsed ``<details>`` blocks, opened only while doing an exercise and
+  so part of its minutes;
 - 1 minute for each code cell (read it, run it, look at what it printed or drew);
 - 2 minutes for each widget (move it until the idea is felt);
 - 2 minutes for each "predict, then run" question (think, write a letter, compare);
@@ -32,6 +34,7 @@ MINUTES_PER_CODE_CELL = 1.0
 MINUTES_PER_WIDGET = 2.0
 MINUTES_PER_PREDICTION = 2.0
 MINUTES_PER_UNLABELLED_EXERCISE = 10.0
+COLLAPSED = re.compile(r"<details>.*?</details>", re.S)
 
 
 @dataclass(frozen=True)
@@ -68,7 +71,7 @@ def study_time(path: Path) -> StudyTime:
     unlabelled = max(0, len(answers) - len(labelled))
     return StudyTime(
         notebook=path.stem,
-        words=sum(len(text.split()) for text in markdown),
+        words=sum(len(COLLAPSED.sub(" ", text).split()) for text in markdown),
         # Answer and check cells are part of the exercise's own minutes.
         code_cells=len(code) - 2 * len(answers),
         widgets=sum("interact(" in _source(c) for c in code),
