@@ -225,3 +225,74 @@ def test_each_notebook_ends_with_a_reading_list_of_its_papers(notebook: dict[str
     assert len(entries) >= 2, "a reading list names at least two papers"
     for entry in entries:  # authors (year), *title*, venue: what to read it for.
         assert re.match(r"- [^(]+ \(\d{4}\), \*[^*]+\*.*: .+\.$", entry), entry
+
+
+# An exercise heading carries its difficulty, whether it is core or optional, and its minutes:
+# `### Exercise 3 — ★★☆ core, ~15 min: title` (a qualifier such as ", open-ended" may follow).
+EXERCISE_LABEL = re.compile(
+    r"### Exercise (\d+) — (★☆☆|★★☆|★★★) (core|optional), ~\d+ min(, [^:]+)?: \S.*"
+)
+# Any heading that names an exercise, labelled or not (but not "## Exercises").
+EXERCISE_HEADING = re.compile(r"#+ *Exercise\b.*")
+HINT_BLOCK = "<details><summary>Hint</summary>"
+STUCK_BLOCK = "<details><summary>Stuck?"
+# The opening paragraph that says what may be skipped, in every notebook.
+SKIP_LINE = "**What you may skip on a first pass.**"
+
+
+def _exercise_texts(notebook: dict[str, Any]) -> list[tuple[str, str]]:
+    """(heading, text) of each exercise: its markdown from the heading up to the next heading
+    of level 1–3 or the next code cell (its answer cell)."""
+    exercises: list[tuple[str, list[str]]] = []
+    current: list[str] | None = None
+    for cell in notebook["cells"]:
+        if cell["cell_type"] != "markdown":
+            current = None
+            continue
+        for line in _source(cell).splitlines():
+            if EXERCISE_HEADING.fullmatch(line):
+                current = []
+                exercises.append((line, current))
+            elif re.match(r"#{1,3} ", line):
+                current = None
+            elif current is not None:
+                current.append(line)
+    return [(heading, "\n".join(lines)) for heading, lines in exercises]
+
+
+def test_each_exercise_is_labelled_and_has_a_hint_and_a_stuck_note(
+    notebook: dict[str, Any],
+) -> None:
+    """A learner steers by the label (difficulty, core or optional, minutes) and, when a check
+    fails, by a Hint and a "Stuck?" note in collapsible <details> blocks under the task."""
+    exercises = _exercise_texts(notebook)
+    assert exercises, "no exercise heading"
+    numbers = []
+    for heading, text in exercises:
+        label = EXERCISE_LABEL.fullmatch(heading)
+        assert label, f"not labelled like '### Exercise 3 — ★★☆ core, ~15 min: title': {heading}"
+        numbers.append(int(label[1]))
+        assert HINT_BLOCK in text, f"{heading}: no {HINT_BLOCK} block"
+        assert STUCK_BLOCK in text, f"{heading}: no {STUCK_BLOCK}…</summary> block"
+        assert text.count("<details>") == text.count("</details>"), f"{heading}: unclosed block"
+    assert numbers == list(range(1, len(numbers) + 1)), f"exercises numbered {numbers}"
+
+
+def test_each_notebook_opens_with_what_may_be_skipped(notebook: dict[str, Any]) -> None:
+    """The opening (the markdown before the first code cell) has a paragraph that starts with
+    SKIP_LINE and names the notebook's optional exercises and numbered optional sections."""
+    opening = []
+    for cell in notebook["cells"]:
+        if cell["cell_type"] == "code":
+            break
+        opening.append(_source(cell))
+    paragraphs = [p for p in "\n\n".join(opening).split("\n\n") if p.startswith(SKIP_LINE)]
+    assert len(paragraphs) == 1, f"the opening needs one paragraph starting {SKIP_LINE}"
+    skip = paragraphs[0]
+    for heading, _ in _exercise_texts(notebook):
+        label = EXERCISE_LABEL.fullmatch(heading)
+        if label and label[3] == "optional":
+            assert f"Exercise {label[1]}" in skip, f"optional Exercise {label[1]} not named"
+    markdown = "\n".join(_source(c) for c in notebook["cells"] if c["cell_type"] == "markdown")
+    for number in re.findall(r"^## (\d+)\. .*\(optional\)\s*$", markdown, re.MULTILINE):
+        assert re.search(rf"\b{number}\b", skip), f"optional section {number} not named"

@@ -105,6 +105,45 @@ def test_no_solution_survives_and_the_task_and_checks_stay(path: Path, course: G
             assert cell["outputs"] == [] and cell["execution_count"] is None
 
 
+def _code(notebook: dict[str, Any]) -> list[dict[str, Any]]:
+    return [cell for cell in notebook["cells"] if cell["cell_type"] == "code"]
+
+
+def _lines_outside_solutions(source: str) -> set[str]:
+    inside, lines = False, set()
+    for line in source.splitlines():
+        if line.strip() in ("### BEGIN SOLUTION", "### END SOLUTION"):
+            inside = line.strip() == "### BEGIN SOLUTION"
+        elif not inside and line.strip():
+            lines.add(line.strip())
+    return lines
+
+
+def _markdown(notebook: dict[str, Any]) -> list[str]:
+    return [_source(cell) for cell in notebook["cells"] if cell["cell_type"] == "markdown"]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_the_student_edition_keeps_the_hints_and_drops_the_solutions(
+    path: Path, course: GradingRun
+) -> None:
+    """The student edition keeps every hint and "Stuck?" note: nbgrader clears the solutions of
+    the answer cells, but leaves the markdown, <details> blocks included, as it is."""
+    original = _read(path)
+    student = _read(course.released / path.name)
+    assert _markdown(student) == _markdown(original)  # every markdown cell, unchanged
+    text = "\n".join(_markdown(student))
+    hints, stuck = text.count("<details><summary>Hint</summary>"), text.count("<summary>Stuck?")
+    assert hints >= len(_exercises(original)) and stuck >= len(_exercises(original)), (hints, stuck)
+    # No solution line anywhere, except one the lesson itself shows outside the solutions.
+    solutions = set().union(*(_solution_lines(_source(a)) for a, _ in _exercises(original)))
+    shown = set().union(*(_lines_outside_solutions(_source(c)) for c in _code(original)))
+    for cell in _code(student):
+        assert "BEGIN SOLUTION" not in _source(cell)
+        left = (solutions - shown) & {line.strip() for line in _source(cell).splitlines()}
+        assert not left, f"solution lines in the student edition: {left}"
+
+
 def _max_points() -> int:
     return sum(_meta(check)["points"] for path in NOTEBOOKS for _, check in _exercises(_read(path)))
 
