@@ -49,6 +49,7 @@ from attnlib.checks.full_models import (
     check_warmup_schedule,
 )
 from attnlib.checks.gpt_block import check_gpt_block
+from attnlib.checks.kv_cache import check_kv_cache, key_positions
 from attnlib.checks.predictions import Prediction, PredictionResult
 from attnlib.checks.pretrained import (
     check_mean_pool,
@@ -90,6 +91,7 @@ __all__ = [
     "check_feed_forward",
     "check_gpt_block",
     "check_gradient",
+    "check_kv_cache",
     "check_label_smoothed_loss",
     "check_layer_norm",
     "check_linear",
@@ -119,4 +121,5 @@ __all__ = [
     "check_top_p_probs",
     "check_training_step",
     "check_warmup_schedule",
+    "key_positions",
 ]
