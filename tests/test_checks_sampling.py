@@ -10,7 +10,7 @@ import torch
 
 from attnlib import checks
 from attnlib.checks import sampling
-from attnlib.checks.sampling_mistakes import MISTAKES, NUCLEUS_MISTAKES
+from attnlib.checks.sampling_mistakes import MISTAKES, NUCLEUS_MISTAKES, TOP_K_MISTAKES
 from attnlib.sampling import next_token_probs
 from benchmarks.sampler_checker import right_sampler, sampler_of
 
@@ -120,3 +120,24 @@ def test_top_p_probs_passes_the_right_function_and_names_each_mistake() -> None:
         raise NotImplementedError
 
     assert not checks.check_top_p_probs(stub).done
+
+
+@pytest.mark.parametrize("mistake", list(TOP_K_MISTAKES))
+def test_top_k_logits_names_each_mistake(mistake: str) -> None:
+    result = checks.check_top_k_logits(TOP_K_MISTAKES[mistake])
+    assert not result.passed and result.done
+    assert f"\n  likely cause: {mistake}\n  hint: " in result.message, result.message
+
+
+def test_top_k_logits_names_no_cause_for_an_unknown_mistake_or_a_crash() -> None:
+    def only_the_top_k(logits, k):  # type: ignore[no-untyped-def]
+        return logits.topk(k, dim=-1).values  # (B, k): not the whole row
+
+    def no_keepdim(logits, k):  # type: ignore[no-untyped-def]
+        return logits.masked_fill(logits < logits.topk(k, dim=-1).values[:, -1], -torch.inf)
+
+    for wrong, says in ((only_the_top_k, "shape (3, 1)"), (no_keepdim, "raised RuntimeError")):
+        result = checks.check_top_k_logits(wrong)
+        assert not result.passed and says in result.message, result.message
+        assert "likely cause" not in result.message
+    assert "has shape (B, 1)" in checks.check_top_k_logits(no_keepdim).message

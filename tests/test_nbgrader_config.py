@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -37,3 +38,13 @@ def test_cells_that_train_a_model_have_time(config: Config) -> None:
 def test_stubs_leave_the_task_to_the_docstring(config: Config) -> None:
     stub = config.ClearSolutions.code_stub["python"]
     assert stub.endswith("raise NotImplementedError()")
+
+
+def test_the_guide_quotes_the_points_of_every_check() -> None:
+    points = sum(
+        cell.get("metadata", {}).get("nbgrader", {}).get("points", 0)
+        for path in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")
+        for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]
+    )
+    guide = (ROOT / "notebooks" / "README.md").read_text(encoding="utf-8")
+    assert f"(full marks: {points} of {points} points)" in guide

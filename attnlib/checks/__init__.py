@@ -49,6 +49,7 @@ from attnlib.checks.full_models import (
     check_warmup_schedule,
 )
 from attnlib.checks.gpt_block import check_gpt_block
+from attnlib.checks.kv_cache import check_kv_cache, key_positions
 from attnlib.checks.own_encoder import (
     check_own_attention,
     check_own_encoder_layer,
@@ -97,6 +98,7 @@ __all__ = [
     "check_feed_forward",
     "check_gpt_block",
     "check_gradient",
+    "check_kv_cache",
     "check_label_smoothed_loss",
     "check_layer_norm",
     "check_linear",
@@ -131,4 +133,5 @@ __all__ = [
     "check_top_p_probs",
     "check_training_step",
     "check_warmup_schedule",
+    "key_positions",
 ]

@@ -7,7 +7,8 @@ from collections.abc import Callable
 import torch
 
 from attnlib.checks import CheckResult
-from attnlib.checks._framework import Case, fixed_generator, run_cases
+from attnlib.checks._framework import Case, compare_outputs, fixed_generator, run_cases
+from attnlib.checks.sampling_mistakes import TOP_K_MISTAKES
 from attnlib.training import label_smoothed_cross_entropy, warmup_inverse_sqrt
 
 
@@ -60,7 +61,11 @@ def check_temperature_probs(fn: Callable[[torch.Tensor, float], torch.Tensor]) -
 
 
 def check_top_k_logits(fn: Callable[[torch.Tensor, int], torch.Tensor]) -> CheckResult:
-    """Check ``top_k(logits, k)``: keep the k largest logits per row, set the rest to -inf."""
+    """Check ``top_k(logits, k)``: keep the k largest logits per row, set the rest to -inf.
+
+    A failure is named when the learner's results match one of
+    :data:`attnlib.checks.sampling_mistakes.TOP_K_MISTAKES` in every case.
+    """
     g = fixed_generator()
     logits = torch.randn(3, 8, generator=g, dtype=torch.float64)
     cases = []
@@ -70,5 +75,33 @@ def check_top_k_logits(fn: Callable[[torch.Tensor, int], torch.Tensor]) -> Check
     hints = {
         "default": "kth = logits.topk(k, dim=-1).values[:, -1:] is each row's k-th largest "
         "logit; logits.masked_fill(logits < kth, -torch.inf) removes the rest.",
+        "raised": "each row's k-th largest logit, logits.topk(k, dim=-1).values[:, -1:], has "
+        "shape (B, 1) and so compares with its own row; values[:, -1] has shape (B,).",
     }
-    return run_cases("top_k_logits", fn, cases, hints)
+    result = run_cases("top_k_logits", fn, cases, hints)
+    if result.passed or not result.done or "your function raised" in result.message:
+        return result
+    cause = _top_k_mistake(fn, cases)
+    if cause is None:
+        return result
+    report, hint = result.message.split("\n  hint: ", 1)
+    return CheckResult(
+        result.name, False, f"{report}\n  likely cause: {cause}\n  hint: {hint}", result.done
+    )
+
+
+def _top_k_mistake(
+    fn: Callable[[torch.Tensor, int], torch.Tensor], cases: list[Case]
+) -> str | None:
+    """The first usual mistake whose results equal the learner's in every case."""
+    try:
+        outputs = [fn(logits.clone(), k) for logits, k in (case.args for case in cases)]
+    except Exception:  # a learner's function that raises on a case matches no mistake
+        return None
+    for mistake, wrong in TOP_K_MISTAKES.items():
+        if all(
+            compare_outputs(out, wrong(*case.args), "", atol=1e-5, rtol=1e-4) is None
+            for out, case in zip(outputs, cases, strict=True)
+        ):
+            return mistake
+    return None

@@ -1,8 +1,8 @@
 """The usual mistakes of a sampler, each written as the distribution it really samples from.
 
-:func:`attnlib.checks.check_sampler` and :func:`attnlib.checks.check_top_p_probs` compare a
-failing learner's results with these to name the mistake, and the tests prove that each one
-fails its checker.
+:func:`attnlib.checks.check_sampler`, :func:`attnlib.checks.check_top_p_probs` and
+:func:`attnlib.checks.check_top_k_logits` compare a failing learner's results with these to
+name the mistake, and the tests prove that each one fails its checker.
 
 Notebook 10.
 """
@@ -120,4 +120,34 @@ NUCLEUS_MISTAKES = {
     "kept one token more than the smallest set that reaches top_p": keeps_one_more,
     "left the kept probabilities in sorted order, not at their tokens": unsorted_nucleus,
     "did not renormalise the kept probabilities to sum to 1": not_renormalised,
+}
+
+
+def _kth_largest(logits: torch.Tensor, k: int) -> torch.Tensor:
+    return logits.topk(k, dim=-1).values[..., -1:]  # (B, 1)
+
+
+def _keeps_k_plus_one(logits: torch.Tensor, k: int) -> torch.Tensor:
+    ranked = logits.sort(dim=-1, descending=True).values  # (B, V)
+    rank = min(k, logits.shape[-1] - 1)  # index k is the (k + 1)-th largest
+    return logits.masked_fill(logits < ranked[..., rank : rank + 1], -torch.inf)
+
+
+# top_k(logits (B, V), k) -> logits (B, V), each as a learner might write it wrongly.
+TOP_K_MISTAKES: dict[str, Callable[[torch.Tensor, int], torch.Tensor]] = {
+    "kept k − 1 logits: `<=` removed the k-th largest itself": (
+        lambda z, k: z.masked_fill(z <= _kth_largest(z, k), -torch.inf)
+    ),
+    "kept k + 1 logits: the threshold is the (k + 1)-th largest, an index one too far": (
+        _keeps_k_plus_one
+    ),
+    "the removed logits were set to 0, not -inf": (
+        lambda z, k: z.masked_fill(z < _kth_largest(z, k), 0.0)
+    ),
+    "kept the k smallest logits, not the k largest": (
+        lambda z, k: z.masked_fill(z > (-z).topk(k, dim=-1).values[..., -1:].neg(), -torch.inf)
+    ),
+    "one threshold for all rows (the smallest of their k-th largest logits), not one per row": (
+        lambda z, k: z.masked_fill(z < _kth_largest(z, k).min(), -torch.inf)
+    ),
 }
