@@ -11,6 +11,8 @@ Notebooks import these modules by name and call through them, e.g.
 - ``char_data``, ``char_gpt``: the course's prose as a corpus and the char GPT trained on it (10)
 - ``inspection``: what MiniLM's heads attend to (11)
 - ``own_encoder``: MiniLM's weights in the learner's own modules, the capstone (11)
+- ``playgrounds``: the learner's own text through the course's models, one module per
+  playground (``sampler``: a prompt through the char GPT of 10)
 - ``attention_cost``, ``tensor_log``: the cost of attention, counted and measured (12)
 
 Importing ``attnlib`` does not import this package (nor matplotlib).

@@ -1,0 +1,10 @@
+"""Playgrounds: the learner's own text through the course's own models.
+
+Like the sliders, each playground has a pure half that returns its data (unit-tested
+without a browser, and answering bad input with a note instead of an exception) and a
+thin widget half. One module per playground:
+
+- ``sampler``: a prompt through notebook 10's char GPT, with temperature, top-k and top-p.
+
+Notebook 10.
+"""
