@@ -12,7 +12,8 @@ Notebooks import these modules by name and call through them, e.g.
 - ``inspection``: what MiniLM's heads attend to (11)
 - ``own_encoder``: MiniLM's weights in the learner's own modules, the capstone (11)
 - ``playgrounds``: the learner's own text through the course's models, one module per
-  playground (``sampler``: a prompt through the char GPT of 10)
+  playground (``sampler``: a prompt through the char GPT of 10; ``dates``: a typed date
+  through the translator of 09)
 - ``attention_cost``, ``tensor_log``: the cost of attention, counted and measured (12)
 
 Importing ``attnlib`` does not import this package (nor matplotlib).

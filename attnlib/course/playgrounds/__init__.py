@@ -4,7 +4,8 @@ Like the sliders, each playground has a pure half that returns its data (unit-te
 without a browser, and answering bad input with a note instead of an exception) and a
 thin widget half. One module per playground:
 
-- ``sampler``: a prompt through notebook 10's char GPT, with temperature, top-k and top-p.
+- ``sampler``: a prompt through notebook 10's char GPT, with temperature, top-k and top-p;
+- ``dates``: any typed date through notebook 09's translator, step by step.
 
-Notebook 10.
+Notebooks 09 and 10.
 """
