@@ -10,7 +10,10 @@ does, with rates a careful first reading keeps (the first edition's guessed time
   so part of its minutes;
 - 1 minute for each code cell (read it, run it, look at what it printed or drew);
 - 2 minutes for each widget (move it until the idea is felt);
-- 2 minutes for each "predict, then run" question (think, write a letter, compare);
+- 5 minutes for each playground (``playgrounds.<name>.show_…``: type a few texts of one's
+  own, press the buttons, read what changed);
+- 2 minutes for each "predict, then run" question (think, write a letter, compare), the
+  predict-first gate of a slider (``predict_first.interact(``) included;
 - each exercise at the minutes its heading states (``~15 min``), or 10 without one (the
   first edition's exercises are functions of a few lines).
 
@@ -32,9 +35,11 @@ from pathlib import Path
 WORDS_PER_MINUTE = 120
 MINUTES_PER_CODE_CELL = 1.0
 MINUTES_PER_WIDGET = 2.0
+MINUTES_PER_PLAYGROUND = 5.0
 MINUTES_PER_PREDICTION = 2.0
 MINUTES_PER_UNLABELLED_EXERCISE = 10.0
 COLLAPSED = re.compile(r"<details>.*?</details>", re.S)
+PLAYGROUND = re.compile(r"playgrounds\.\w+\.show_\w+\(")
 
 
 @dataclass(frozen=True)
@@ -43,6 +48,7 @@ class StudyTime:
     words: int
     code_cells: int
     widgets: int
+    playgrounds: int
     predictions: int
     exercise_minutes: float
 
@@ -52,6 +58,7 @@ class StudyTime:
             self.words / WORDS_PER_MINUTE
             + self.code_cells * MINUTES_PER_CODE_CELL
             + self.widgets * MINUTES_PER_WIDGET
+            + self.playgrounds * MINUTES_PER_PLAYGROUND
             + self.predictions * MINUTES_PER_PREDICTION
             + self.exercise_minutes
         )
@@ -75,7 +82,11 @@ def study_time(path: Path) -> StudyTime:
         # Answer and check cells are part of the exercise's own minutes.
         code_cells=len(code) - 2 * len(answers),
         widgets=sum("interact(" in _source(c) for c in code),
-        predictions=sum(".compare(my_prediction" in _source(c) for c in code),
+        playgrounds=sum(len(PLAYGROUND.findall(_source(c))) for c in code),
+        predictions=sum(
+            _source(c).count(".compare(my_prediction") + _source(c).count("predict_first.interact(")
+            for c in code
+        ),
         exercise_minutes=sum(labelled) + unlabelled * MINUTES_PER_UNLABELLED_EXERCISE,
     )
 
@@ -88,14 +99,15 @@ def duration(minutes: float) -> str:
 
 def main(root: Path) -> None:
     notebooks = sorted((root / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-    columns = ("words", "cells", "widg", "pred", "ex min")
+    columns = ("words", "cells", "widg", "play", "pred", "ex min")
     print(f"{'notebook':<36} " + " ".join(f"{c:>6}" for c in columns) + f" {'total':>12}")
     total = 0.0
     for path in notebooks:
         t = study_time(path)
         total += t.minutes
         print(
-            f"{t.notebook:<36} {t.words:>6} {t.code_cells:>6} {t.widgets:>6} {t.predictions:>6} "
+            f"{t.notebook:<36} {t.words:>6} {t.code_cells:>6} {t.widgets:>6} {t.playgrounds:>6} "
+            f"{t.predictions:>6} "
             f"{t.exercise_minutes:>6.0f} {duration(t.minutes):>12}"
         )
     print(f"the whole course: {duration(total)} ({len(notebooks)} notebooks)")

@@ -140,6 +140,7 @@ CITED_MODULES = {
             "hand_set",
             "inspection",
             "own_encoder",
+            "playgrounds",
             "plots",
             "sliders",
             "tensor_log",

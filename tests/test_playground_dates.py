@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import matplotlib.pyplot as plt
 import pytest
 import torch
 
@@ -81,3 +82,30 @@ def test_bad_arguments_are_refused(translator) -> None:
         dates.read_date(5, translator)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="beam_size"):
         dates.read_date("5 May 1999", translator, beam_size=0)
+
+
+def test_the_widget_reads_on_enter_and_redraws_only_the_attention_for_a_step(translator) -> None:
+    playground = dates.DatePlayground(translator, text="5 May 1999")
+    assert "1999-05-05" in playground.summary.value and "<table>" in playground.table.value
+    assert [label for label, _ in playground.step.options][:2] == ["1: 1", "2: 9"]
+    reading = playground.reading
+    playground.step.value = 3
+    assert playground.reading is reading  # choosing a step does not run the model
+    playground.decoding.value = 4
+    assert playground.reading is not reading and "1999-05-05" in playground.summary.value
+    playground.text.value = "21 November 2026 ☃"  # what Enter does (continuous_update=False)
+    assert "2026-11-21" in playground.summary.value and "'☃'" in playground.summary.value
+    playground.text.value = ""
+    assert playground.step.options == () and "Type a date" in playground.summary.value
+
+
+def test_the_table_and_the_figure_show_the_steps(translator) -> None:
+    reading = dates.read_date("5 May 1999", translator)
+    table = dates.steps_table(reading)
+    assert table.count("<tr>") == 1 + dates.TOP and table.count("<b>") == len(reading.steps)
+    fig = dates.cross_attention_figure(reading, 2)
+    ax = fig.axes[0]
+    assert len(ax.patches) == len(reading.source)
+    assert [p.get_height() for p in ax.patches] == reading.cross_attention[2].tolist()
+    assert ax.get_title() and ax.get_xlabel() and ax.get_ylabel()
+    plt.close(fig)

@@ -13,9 +13,14 @@ Notebook 09.
 
 from __future__ import annotations
 
+import html
 from dataclasses import dataclass
 
+import ipywidgets as widgets
+import matplotlib.pyplot as plt
 import torch
+from IPython.display import display
+from matplotlib.figure import Figure
 
 from attnlib._validate import require_positive_int
 from attnlib.course.date_translator import DateTranslator
@@ -109,3 +114,104 @@ def read_date(typed: str, translator: DateTranslator, beam_size: int = 1) -> Dat
         confidence=float(torch.tensor(chosen).prod()),
         cross_attention=cross[-1][0].mean(dim=0).float(),  # (T, S)
     )
+
+
+def steps_table(reading: DateReading) -> str:
+    """The five likeliest characters at every step as an HTML table, the written one bold."""
+    written = [*reading.output, "<eos>"]
+    header = "".join(f"<th>{t + 1}</th>" for t in range(len(reading.steps)))
+    rows = []
+    for rank in range(TOP):
+        cells = []
+        for t, step in enumerate(reading.steps):
+            character, p = step[rank]
+            text = f"{html.escape(character)} {p:.2f}"
+            cells.append(f"<td>{f'<b>{text}</b>' if character == written[t] else text}</td>")
+        rows.append(f"<tr><th>{rank + 1}</th>{''.join(cells)}</tr>")
+    return f"<table><tr><th>rank \\ step</th>{header}</tr>{''.join(rows)}</table>"
+
+
+def cross_attention_figure(reading: DateReading, step: int) -> Figure:
+    """Bars of output step ``step``'s cross-attention over the source characters."""
+    row = reading.cross_attention[step]  # (S,)
+    written = [*reading.output, "<eos>"][step]
+    fig, ax = plt.subplots(figsize=(max(5.0, 0.32 * len(reading.source) + 1.5), 2.6))
+    ax.bar(range(len(reading.source)), row.tolist(), color="tab:green")
+    ax.set_xticks(
+        range(len(reading.source)), labels=[c if c != " " else "␣" for c in reading.source]
+    )
+    ax.set_ylim(0.0, 1.0)
+    ax.set_xlabel("source character")
+    ax.set_ylabel("weight (mean of heads)")
+    ax.set_title(f"where output step {step + 1}, {written!r}, looks (last decoder layer)")
+    fig.tight_layout()
+    return fig
+
+
+class DatePlayground:
+    """The widget: a date box (read on Enter), greedy or a beam, and a step selector.
+
+    Entering a text or changing the decoding runs the translator; choosing a step only
+    redraws that step's cross-attention.
+    """
+
+    def __init__(
+        self, translator: DateTranslator, text: str = "the 21st of November, 2026"
+    ) -> None:
+        self.translator = translator
+        self._redrawing = False
+        self.text = widgets.Text(value=text, description="date", continuous_update=False)
+        self.decoding = widgets.Dropdown(
+            options=[("greedy", 1), ("beam of 2", 2), ("beam of 4", 4), ("beam of 8", 8)],
+            value=1,
+            description="decoding",
+        )
+        self.step = widgets.Dropdown(options=[], description="output step")
+        self.summary, self.table, self.attention = widgets.HTML(), widgets.HTML(), widgets.Output()
+        self.text.observe(lambda _: self.read(), names="value")
+        self.decoding.observe(lambda _: self.read(), names="value")
+        self.step.observe(lambda _: self._draw_attention(), names="value")
+        self.widget = widgets.VBox(
+            [widgets.HBox([self.text, self.decoding]), self.summary, self.table, self.step,
+             self.attention]
+        )  # fmt: skip
+        self.widget.add_class("attnlib-playground")
+        self.read()
+
+    def read(self) -> None:
+        """Run the translator on the box's text and redraw every view."""
+        self.reading = read_date(self.text.value, self.translator, self.decoding.value)
+        notes = "".join(f"<br><i>{html.escape(n, quote=False)}</i>" for n in self.reading.notes)
+        if self.reading.steps:
+            shown = (
+                f"<b>{html.escape(self.reading.output) or '(nothing)'}</b>, the model's "
+                f"probability of it {self.reading.confidence:.2f}"
+            )
+        else:
+            shown = "no output"
+        self.summary.value = shown + notes
+        self.table.value = steps_table(self.reading) if self.reading.steps else ""
+        written = [*self.reading.output, "<eos>"][: len(self.reading.steps)]
+        self._redrawing = True  # one drawing below, not one more per option change
+        self.step.options = [(f"{t + 1}: {c}", t) for t, c in enumerate(written)]
+        self.step.value = 0 if written else None
+        self._redrawing = False
+        self._draw_attention()
+
+    def _draw_attention(self) -> None:
+        if self._redrawing:
+            return
+        self.attention.clear_output(wait=True)
+        if self.step.value is None or not self.reading.steps:
+            return
+        fig = cross_attention_figure(self.reading, self.step.value)
+        with self.attention:
+            display(fig)
+        plt.close(fig)
+
+
+def show_date_playground(
+    translator: DateTranslator, text: str = "the 21st of November, 2026"
+) -> widgets.VBox:
+    """The date playground for ``translator``, ready to display."""
+    return DatePlayground(translator, text).widget

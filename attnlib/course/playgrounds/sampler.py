@@ -201,6 +201,7 @@ class SamplerPlayground:
             self.prompt, widgets.HBox([self.temperature, self.top_k, self.top_p]),
             widgets.HBox(list(self.buttons.values())), self.notes, self.shown, self.bars,
         ])  # fmt: skip
+        self.widget.add_class("attnlib-playground")
         self.reset()
 
     def _settings(self) -> tuple[float, int | None, float | None]:
