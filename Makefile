@@ -13,7 +13,7 @@ NOTEBOOKS := $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
 # which `make portability` checks), so the notebooks use every core.
 export PYTHONHASHSEED := 0
 
-.PHONY: setup instructor browser-deps lab test lint unit nbval portability pip-path grading browser notebooks figures bench claims student format clean
+.PHONY: setup instructor browser-deps lab test lint unit nbval portability pip-path grading browser screenshots notebooks figures bench claims student format clean
 
 # requirements.txt is the whole set-up (attnlib itself included), the same one a learner
 # without make runs by hand: `python -m venv .venv && .venv/bin/pip install -r requirements.txt`.
@@ -104,6 +104,12 @@ browser-deps:
 # JupyterLab in headless Chromium: every notebook with a slider is run and each slider moved.
 browser: setup browser-deps
 	CHROMIUM=$(CHROMIUM) HF_HUB_OFFLINE=1 $(BIN)/python -m pytest tests/browser -p no:cacheprovider
+
+# The playgrounds' screenshots in the instructors' guide (figures/playgrounds/), retaken by
+# the browser test as it drives each playground.
+screenshots: setup browser-deps
+	ATTNLIB_PLAYGROUND_SCREENSHOTS=$(CURDIR)/figures/playgrounds CHROMIUM=$(CHROMIUM) \
+		HF_HUB_OFFLINE=1 $(BIN)/python -m pytest tests/browser -p no:cacheprovider
 
 NBVAL := $(BIN)/python -m pytest --nbval --nbval-current-env --nbval-cell-timeout=300 \
 	--nbval-sanitize-with notebooks/nbval_sanitize.cfg -p no:cacheprovider

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -47,3 +49,32 @@ def test_every_stored_png_has_a_command_and_the_readme_shows_the_key_ones() -> N
     readme = (FIGURE_SCRIPT.parent.parent / "README.md").read_text(encoding="utf-8")
     for name in stored:
         assert f"(figures/{name})" in readme, f"README does not show {name}"
+
+
+PLAYGROUND_CALL = re.compile(r"playgrounds\.(\w+)\.show_\w+\(")
+
+
+def _playgrounds_in_notebooks() -> set[str]:
+    """``NN-kind.png`` for each playground a notebook shows (the browser test's screenshot)."""
+    found = set()
+    for path in (FIGURE_SCRIPT.parent.parent / "notebooks").glob("[0-9][0-9]_*.ipynb"):
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        for cell in cells:
+            if cell["cell_type"] == "code":
+                for kind in PLAYGROUND_CALL.findall("".join(cell["source"])):
+                    found.add(f"{path.name[:2]}-{kind}.png")
+    return found
+
+
+def test_the_guide_shows_a_screenshot_of_every_playground() -> None:
+    shots = FIGURE_SCRIPT.parent / "playgrounds"
+    expected = _playgrounds_in_notebooks()
+    assert {"09-dates.png", "10-sampler.png"} <= expected
+    guide = (FIGURE_SCRIPT.parent.parent / "notebooks" / "README.md").read_text(encoding="utf-8")
+    for name in sorted(expected):
+        shot = shots / name
+        assert shot.is_file(), f"figures/playgrounds/{name} missing: `make screenshots`"
+        assert shot.read_bytes().startswith(b"\x89PNG"), f"figures/playgrounds/{name} is no PNG"
+        assert f"(../figures/playgrounds/{name})" in guide, f"the guide does not show {name}"
+    stale = {path.name for path in shots.glob("*.png")} - expected
+    assert not stale, f"screenshots of playgrounds no notebook shows: {sorted(stale)}"

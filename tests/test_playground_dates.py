@@ -87,12 +87,16 @@ def test_bad_arguments_are_refused(translator) -> None:
 def test_the_widget_reads_on_enter_and_redraws_only_the_attention_for_a_step(translator) -> None:
     playground = dates.DatePlayground(translator, text="5 May 1999")
     assert "1999-05-05" in playground.summary.value and "<table>" in playground.table.value
+    assert "by greedy decoding" in playground.summary.value
+    assert {"attnlib-playground", "attnlib-playground-dates"} <= set(playground.widget._dom_classes)
+    assert playground.text.placeholder == dates.EXAMPLE
     assert [label for label, _ in playground.step.options][:2] == ["1: 1", "2: 9"]
     reading = playground.reading
     playground.step.value = 3
     assert playground.reading is reading  # choosing a step does not run the model
     playground.decoding.value = 4
     assert playground.reading is not reading and "1999-05-05" in playground.summary.value
+    assert "by beam-4 decoding" in playground.summary.value  # same output, the decoding named
     playground.text.value = "21 November 2026 ☃"  # what Enter does (continuous_update=False)
     assert "2026-11-21" in playground.summary.value and "'☃'" in playground.summary.value
     playground.text.value = ""

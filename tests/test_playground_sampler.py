@@ -118,6 +118,9 @@ def test_wrong_logits_are_refused() -> None:
 
 def test_the_widget_reads_the_prompt_on_enter_and_draws_on_each_button(gpt: attnlib.GPT) -> None:
     playground = sampler.SamplerPlayground(gpt, VOCAB, prompt="hello", seed=0)
+    classes = set(playground.widget._dom_classes)
+    assert {"attnlib-playground", "attnlib-playground-sampler"} <= classes
+    assert playground.prompt.placeholder == sampler.EXAMPLE != playground.prompt.value
     assert playground.text == "hello" and playground.logits is not None
     playground.buttons["next"].click()
     assert len(playground.text) == 6 and playground.text.startswith("hello")

@@ -19,11 +19,14 @@ import sys
 import time
 import urllib.error
 import urllib.request
+import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
+from lab_page import NotebookPage
 
 REPO = Path(__file__).resolve().parents[2]
 NOTEBOOKS = REPO / "notebooks"
@@ -250,6 +253,36 @@ def browser(browser_prerequisites: None) -> Iterator[object]:
             yield chromium
         finally:
             chromium.close()
+
+
+@pytest.fixture
+def notebook_page(browser: Any, lab_server: Any) -> Iterator[Callable[[str], NotebookPage]]:
+    """Opens a notebook in a fresh browser context and a fresh JupyterLab workspace."""
+    contexts = []
+
+    def open_notebook(name: str) -> NotebookPage:
+        context = browser.new_context(viewport={"width": 1400, "height": 1000})
+        contexts.append(context)
+        context.set_default_timeout(30_000)
+        page = context.new_page()
+        opened = NotebookPage(page=page, name=name)
+        page.on("pageerror", lambda error: opened.page_errors.append(str(error)))
+        page.on(
+            "console",
+            lambda message: (
+                opened.console_errors.append(message.text) if message.type == "error" else None
+            ),
+        )
+        # A workspace of its own: JupyterLab would otherwise reopen the notebooks of the
+        # previous test (and start their kernels) from the default workspace.
+        workspace = f"browser-test-{uuid.uuid4().hex[:12]}"
+        page.goto(f"{lab_server.url}/lab/workspaces/{workspace}/tree/{name}")
+        return opened
+
+    yield open_notebook
+    for context in contexts:
+        context.close()
+    lab_server.shut_down_kernels()
 
 
 @pytest.fixture(scope="session")

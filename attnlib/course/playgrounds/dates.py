@@ -27,6 +27,7 @@ from attnlib.course.date_translator import DateTranslator
 from attnlib.course.dates import TARGET_LENGTH
 
 TOP = 5  # candidates shown per step
+EXAMPLE = "5 May 1999"  # the text box's placeholder: what a learner might type
 
 
 @dataclass(frozen=True, eq=False)
@@ -160,9 +161,11 @@ class DatePlayground:
     ) -> None:
         self.translator = translator
         self._redrawing = False
-        self.text = widgets.Text(value=text, description="date", continuous_update=False)
+        self.text = widgets.Text(
+            value=text, placeholder=EXAMPLE, description="date", continuous_update=False
+        )
         self.decoding = widgets.Dropdown(
-            options=[("greedy", 1), ("beam of 2", 2), ("beam of 4", 4), ("beam of 8", 8)],
+            options=[("greedy", 1), ("beam-2", 2), ("beam-4", 4), ("beam-8", 8)],
             value=1,
             description="decoding",
         )
@@ -176,6 +179,7 @@ class DatePlayground:
              self.attention]
         )  # fmt: skip
         self.widget.add_class("attnlib-playground")
+        self.widget.add_class("attnlib-playground-dates")
         self.read()
 
     def read(self) -> None:
@@ -184,8 +188,9 @@ class DatePlayground:
         notes = "".join(f"<br><i>{html.escape(n, quote=False)}</i>" for n in self.reading.notes)
         if self.reading.steps:
             shown = (
-                f"<b>{html.escape(self.reading.output) or '(nothing)'}</b>, the model's "
-                f"probability of it {self.reading.confidence:.2f}"
+                f"<b>{html.escape(self.reading.output) or '(nothing)'}</b> by "
+                f"{self.decoding.label} decoding, the model's probability of it "
+                f"{self.reading.confidence:.2f}"
             )
         else:
             shown = "no output"

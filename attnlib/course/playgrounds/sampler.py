@@ -27,6 +27,7 @@ from attnlib.sampling import next_token_probs
 
 # How a character the bars label would otherwise be invisible is shown.
 VISIBLE = {" ": "␣", "\n": "⏎", "\t": "⇥"}
+EXAMPLE = "The keys "  # the prompt box's placeholder: what a learner might type
 
 
 def visible(ch: str) -> str:
@@ -185,7 +186,9 @@ class SamplerPlayground:
         self, model: nn.Module, vocab: CharTokenizer, prompt: str = "Attention ", seed: int = 0
     ) -> None:
         self.model, self.vocab, self.seed = model, vocab, seed
-        self.prompt = widgets.Text(value=prompt, description="prompt", continuous_update=False)
+        self.prompt = widgets.Text(
+            value=prompt, placeholder=EXAMPLE, description="prompt", continuous_update=False
+        )
         self.temperature = widgets.FloatSlider(1.0, min=0.0, max=2.0, step=0.05, description="T")
         self.top_k = widgets.IntSlider(0, min=0, max=vocab.vocab_size, description="top-k (0 off)")
         self.top_p = widgets.FloatSlider(1.0, min=0.05, max=1.0, step=0.05, description="top-p")
@@ -202,6 +205,7 @@ class SamplerPlayground:
             widgets.HBox(list(self.buttons.values())), self.notes, self.shown, self.bars,
         ])  # fmt: skip
         self.widget.add_class("attnlib-playground")
+        self.widget.add_class("attnlib-playground-sampler")
         self.reset()
 
     def _settings(self) -> tuple[float, int | None, float | None]:

@@ -1,0 +1,272 @@
+"""The notebooks' widgets work as a learner uses them, in JupyterLab in headless Chromium.
+
+nbval runs the notebooks but cannot see a widget work: an `interact` callback draws into an
+Output widget, which only a front end fills. Here each notebook with an `interact(` cell or a
+playground is opened in a real JupyterLab and run with Run → Run All Cells. In each
+`interact` widget every slider is moved with the keyboard (every dropdown and toggle button
+changed with the mouse), and the plot or text below it must change each time. In each
+playground every text box is emptied and then given the example its placeholder suggests,
+each followed by Enter, every control is moved and every button pressed, and what the
+playground shows must change each time. No traceback, error dialog or page error may appear.
+Each playground's screenshot is taken for the instructors' guide (`make screenshots`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lab_page import (
+    Look,
+    NotebookPage,
+    Shown,
+    assert_changes,
+    move_slider,
+    output_shows,
+    playground_shows,
+    run_all_cells,
+    settle,
+)
+
+NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
+# The notebooks known to have widgets and playgrounds; what is tested is read from the
+# notebooks, these only make sure nothing disappears unnoticed.
+EXPECTED_WIDGET_NOTEBOOKS = {"01", "02", "03", "06", "07", "09", "10", "11", "12"}
+EXPECTED_PLAYGROUNDS = {("09", "dates"), ("10", "sampler")}
+# `playgrounds.<kind>.show_…(` in a code cell shows the playground whose box has the CSS
+# class `attnlib-playground-<kind>`.
+PLAYGROUND_CALL = re.compile(r"playgrounds\.(\w+)\.show_\w+\(")
+
+
+@dataclass(frozen=True)
+class InteractCell:
+    code_index: int  # position among the notebook's code cells (= the DOM's .jp-CodeCell)
+    plots: bool  # the callback calls plt.show(): its output must hold a PNG
+
+
+@dataclass(frozen=True)
+class PlaygroundCell:
+    code_index: int
+    kind: str  # the playground's module: "sampler", "dates", ...
+
+
+def _code_sources(path: Path) -> list[str]:
+    notebook = json.loads(path.read_text(encoding="utf-8"))
+    return ["".join(c["source"]) for c in notebook["cells"] if c["cell_type"] == "code"]
+
+
+def _interact_cells(path: Path) -> list[InteractCell]:
+    return [
+        InteractCell(code_index=index, plots="plt.show()" in source)
+        for index, source in enumerate(_code_sources(path))
+        if "interact(" in source
+    ]
+
+
+def _playground_cells(path: Path) -> list[PlaygroundCell]:
+    return [
+        PlaygroundCell(code_index=index, kind=kind)
+        for index, source in enumerate(_code_sources(path))
+        for kind in PLAYGROUND_CALL.findall(source)
+    ]
+
+
+def _widget_notebooks() -> list[str]:
+    return [
+        path.name
+        for path in sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+        if _interact_cells(path) or _playground_cells(path)
+    ]
+
+
+WIDGET_NOTEBOOKS = _widget_notebooks()
+
+
+def test_widget_notebooks_and_playgrounds_are_found() -> None:
+    found = {name[:2] for name in WIDGET_NOTEBOOKS}
+    assert WIDGET_NOTEBOOKS, f"no notebook in {NOTEBOOKS} has an `interact(` cell"
+    missing = EXPECTED_WIDGET_NOTEBOOKS - found
+    assert not missing, f"notebooks {sorted(missing)} no longer have a widget or a playground"
+    playgrounds = {
+        (path.name[:2], cell.kind)
+        for path in NOTEBOOKS.glob("[0-9][0-9]_*.ipynb")
+        for cell in _playground_cells(path)
+    }
+    assert not EXPECTED_PLAYGROUNDS - playgrounds, (
+        f"playgrounds no longer shown: {sorted(EXPECTED_PLAYGROUNDS - playgrounds)}"
+    )
+
+
+# -- moving the widgets ----------------------------------------------------------------------
+
+
+def _move_controls(
+    notebook: NotebookPage, box: Any, look: Look, before: Shown
+) -> tuple[list[str], Shown]:
+    """Moves every slider, dropdown and toggle in `box`; what `look` sees must change each time."""
+    moved = []
+
+    sliders = box.locator(".widget-slider").filter(has=box.page.locator(".noUi-handle"))
+    for index in range(sliders.count()):
+        handle = sliders.nth(index).locator(".noUi-handle").first
+        label = sliders.nth(index).locator(".widget-label").first
+        what = f"slider {label.inner_text().strip()!r}"
+        readout = sliders.nth(index).locator(".widget-readout")
+        value, shown_value = handle.get_attribute("aria-valuenow"), readout.inner_text()
+        before = assert_changes(notebook, look, before, move_slider(handle), what)
+        assert handle.get_attribute("aria-valuenow") != value, f"{what} did not move"
+        moved.append(f"{what} {shown_value} → {readout.inner_text()}")
+
+    selects = box.locator(".widget-dropdown select")
+    for index in range(selects.count()):
+        select = selects.nth(index)
+        label = box.locator(".widget-dropdown").nth(index).locator(".widget-label").first
+        what = f"dropdown {label.inner_text().strip()!r}"
+        options = [o.replace("\xa0", " ") for o in select.locator("option").all_inner_texts()]
+        assert len(options) > 1, f"{notebook.name}: {what} has nothing else to choose"
+        current = select.evaluate("(s) => s.selectedIndex")
+        # A learner would see an empty box. ipywidgets leaves a Dropdown's index at None
+        # when an option's value is None, for some hash seeds: give such a Dropdown index=0.
+        assert current >= 0, f"{notebook.name}: {what} shows no selection (its index is None)"
+        choice = (current + 1) % len(options)
+        before = assert_changes(
+            notebook, look, before, lambda s=select, c=choice: s.select_option(index=c), what
+        )
+        moved.append(f"{what} {options[current]!r} → {options[choice]!r}")
+
+    toggles = box.locator(".widget-toggle-buttons")
+    for index in range(toggles.count()):
+        buttons = toggles.nth(index).locator("button:not(.mod-active)")
+        label = toggles.nth(index).locator(".widget-label").first
+        what = f"toggle buttons {label.inner_text().strip()!r}"
+        assert buttons.count() > 0, f"{notebook.name}: {what} has nothing else to choose"
+        button = buttons.first
+        choice = button.inner_text().strip()
+        before = assert_changes(notebook, look, before, button.click, what)
+        moved.append(f"{what} → {choice!r}")
+    return moved, before
+
+
+def _check_interact(notebook: NotebookPage, container: Any, cell: InteractCell) -> list[str]:
+    """Moves each control of one interact widget; returns what was moved."""
+    output = container.locator(":scope > .widget-output")
+    assert output.count() == 1, f"{notebook.name}: no Output widget in the interact widget"
+    look = output_shows(output)
+    before = settle(notebook, look, "the widget's first drawing")
+    if cell.plots:
+        assert before.pngs, (
+            f"{notebook.name}: the widget's callback calls plt.show() but its output holds "
+            f"no PNG (it shows {before.text!r})"
+        )
+    moved, _ = _move_controls(notebook, container, look, before)
+    assert moved, f"{notebook.name}: the interact widget has no slider, dropdown or toggle"
+    return moved
+
+
+def _type(box: Any, text: str) -> Callable[[], None]:
+    """Types `text` into the text box `box` (replacing what was there) and presses Enter."""
+
+    def act() -> None:
+        box.fill(text)
+        box.press("Enter")
+
+    return act
+
+
+def _check_playground(notebook: NotebookPage, box: Any, kind: str) -> list[str]:
+    """Types into each text box, moves each control, presses each button; returns what it did."""
+    look = playground_shows(box)
+    before = settle(notebook, look, f"the {kind} playground's first drawing")
+    done = []
+
+    texts = box.locator(".widget-text input")
+    assert texts.count(), f"{notebook.name}: the {kind} playground has no text box"
+    for index in range(texts.count()):
+        text = texts.nth(index)
+        example = text.get_attribute("placeholder") or ""
+        assert example and example != text.input_value(), (
+            f"{notebook.name}: the {kind} playground's text box {index} needs a placeholder "
+            "with an example other than its starting text (the test types it)"
+        )
+        # Empty first: the playground must answer with a note, not a traceback or nothing.
+        for typed in ("", example):
+            what = f"{kind}: typed {typed!r} + Enter"
+            before = assert_changes(notebook, look, before, _type(text, typed), what)
+            done.append(what)
+
+    moved, before = _move_controls(notebook, box, look, before)
+    done += [f"{kind}: {what}" for what in moved]
+
+    buttons = box.locator(".widget-button")
+    for index in range(buttons.count()):
+        button = buttons.nth(index)
+        what = f"{kind}: pressed {button.inner_text().strip()!r}"
+        before = assert_changes(notebook, look, before, button.click, what)
+        done.append(what)
+    return done
+
+
+def _save_playground_screenshot(box: Any, screenshot_dir: Path, name: str) -> None:
+    """Into the screenshot folder, and into `ATTNLIB_PLAYGROUND_SCREENSHOTS` when set
+    (`make screenshots` sets it to figures/playgrounds for the instructors' guide)."""
+    box.scroll_into_view_if_needed()
+    path = screenshot_dir / name
+    box.screenshot(path=str(path))
+    guide_folder = os.environ.get("ATTNLIB_PLAYGROUND_SCREENSHOTS")
+    if guide_folder:
+        Path(guide_folder).mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, Path(guide_folder) / name)
+
+
+@pytest.mark.parametrize("name", WIDGET_NOTEBOOKS, ids=[n[:-6] for n in WIDGET_NOTEBOOKS])
+def test_widgets_and_playgrounds_respond_in_jupyterlab(
+    name: str,
+    notebook_page: Callable[[str], NotebookPage],
+    screenshot_dir: Path,
+    record_notebook: Callable[..., None],
+) -> None:
+    path = NOTEBOOKS / name
+    code_cells = len(_code_sources(path))
+    start = time.monotonic()
+    done: list[str] = []
+
+    notebook = notebook_page(name)
+    try:
+        run_all_cells(notebook, code_cells)
+        shots = 0
+        for cell in _interact_cells(path):
+            code_cell = notebook.page.locator(".jp-CodeCell").nth(cell.code_index)
+            container = code_cell.locator(".widget-interact")
+            assert container.count() >= 1, (
+                f"{name}: code cell {cell.code_index} calls interact( but shows no interact widget"
+            )
+            for index in range(container.count()):
+                widget = container.nth(index)
+                done += _check_interact(notebook, widget, cell)
+                shots += 1
+                widget.scroll_into_view_if_needed()
+                widget.screenshot(path=str(screenshot_dir / f"{name[:-6]}-widget{shots}.png"))
+        for cell in _playground_cells(path):
+            code_cell = notebook.page.locator(".jp-CodeCell").nth(cell.code_index)
+            box = code_cell.locator(f".attnlib-playground-{cell.kind}")
+            assert box.count() == 1, (
+                f"{name}: code cell {cell.code_index} shows no {cell.kind} playground "
+                f"(no element of class attnlib-playground-{cell.kind})"
+            )
+            done += _check_playground(notebook, box, cell.kind)
+            _save_playground_screenshot(box, screenshot_dir, f"{name[:2]}-{cell.kind}.png")
+        notebook.check()
+    except BaseException:  # pytest.fail raises a BaseException
+        with contextlib.suppress(Exception):  # the page may be gone; keep the first error
+            notebook.page.screenshot(path=str(screenshot_dir / f"{name[:-6]}-FAILED.png"))
+        raise
+    record_notebook(name[:-6], time.monotonic() - start, done, notebook.console_errors)
