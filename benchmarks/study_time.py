@@ -10,7 +10,8 @@ does, with rates a careful first reading keeps (the first edition's guessed time
   so part of its minutes;
 - 1 minute for each code cell (read it, run it, look at what it printed or drew);
 - 2 minutes for each widget (move it until the idea is felt);
-- 2 minutes for each "predict, then run" question (think, write a letter, compare);
+- 2 minutes for each "predict, then run" question (think, write a letter, compare), and
+  for each predict-first question asked before a slider (``predict_first.interact``);
 - each exercise at the minutes its heading states (``~15 min``), or 10 without one (the
   first edition's exercises are functions of a few lines).
 
@@ -75,7 +76,10 @@ def study_time(path: Path) -> StudyTime:
         # Answer and check cells are part of the exercise's own minutes.
         code_cells=len(code) - 2 * len(answers),
         widgets=sum("interact(" in _source(c) for c in code),
-        predictions=sum(".compare(my_prediction" in _source(c) for c in code),
+        predictions=sum(
+            ".compare(my_prediction" in _source(c) or "predict_first.interact(" in _source(c)
+            for c in code
+        ),
         exercise_minutes=sum(labelled) + unlabelled * MINUTES_PER_UNLABELLED_EXERCISE,
     )
 

@@ -105,9 +105,11 @@ def _code(notebook: Path) -> str:
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.name)
 def test_notebooks_import_one_way(notebook: Path) -> None:
     code = _code(notebook)
-    # Modules are imported by name (`from attnlib.course import plots`) and called through.
+    # Modules are imported by name (`from attnlib.course import plots`, or a playground's
+    # `from attnlib.course.playgrounds import predict_first`) and called through.
     for line in re.findall(r"^\s*from attnlib[\w.]* import .+$", code, re.M):
-        assert re.fullmatch(r"\s*from attnlib(\.course|\.formats)? import [a-z_, ]+", line), line
+        allowed = r"\s*from attnlib(\.course(\.playgrounds)?|\.formats)? import [a-z_, ]+"
+        assert re.fullmatch(allowed, line), line
         modules = [m.strip() for m in line.split(" import ")[1].split(",")]
         package = line.split(" import ")[0].split()[-1]
         for module in modules:
