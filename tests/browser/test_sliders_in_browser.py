@@ -4,7 +4,10 @@ nbval runs the notebooks but cannot see a widget work: an `interact` callback dr
 Output widget, which only a front end fills. Here each notebook with an `interact(` cell is
 opened in a real JupyterLab, run with Run → Run All Cells, and every slider is moved with the
 keyboard (every dropdown and toggle button changed with the mouse); the plot or text below the
-widget must change each time, and no traceback, error dialog or page error may appear.
+widget must change each time, and no traceback, error dialog or page error may appear. A
+slider behind a predict-first question must be hidden until the question is answered: the
+check is clicked once with nothing chosen (a message, still no slider), then with the first
+choice (the slider appears).
 """
 
 from __future__ import annotations
@@ -92,6 +95,9 @@ OUTPUT_JS = """(output) => ({
 })"""
 
 NUMBERED = re.compile(r"^\[\d+\]:$")
+
+# attnlib.course.playgrounds.predict_first.CSS_CLASS: the gate's box; its parts add a suffix.
+PREDICT_FIRST = "attnlib-predict-first"
 
 
 @dataclass(frozen=True)
@@ -303,6 +309,37 @@ def _move_slider(handle: Any) -> Callable[[], None]:
     return act
 
 
+def _wait_until(notebook: NotebookPage, condition: Callable[[], bool], what: str) -> None:
+    deadline = time.monotonic() + WIDGET_TIMEOUT
+    while not condition():
+        notebook.check()
+        if time.monotonic() > deadline:
+            pytest.fail(
+                f"{notebook.name}: {what} did not happen within {WIDGET_TIMEOUT:.0f} s",
+                pytrace=False,
+            )
+        time.sleep(POLL)
+
+
+def _answer_predict_first(notebook: NotebookPage, code_cell: Any) -> list[str]:
+    """Answers the cell's predict-first question, if it asks one, so that its slider shows."""
+    gate = code_cell.locator(f".{PREDICT_FIRST}")
+    if gate.count() == 0:
+        return []
+    shown = code_cell.locator(".widget-interact")
+    assert shown.count() == 0, f"{notebook.name}: a slider shows before its question is answered"
+    check = gate.locator(f".{PREDICT_FIRST}-check")
+    verdict = gate.locator(f".{PREDICT_FIRST}-verdict")
+    check.click()  # nothing chosen yet
+    _wait_until(notebook, lambda: "Choose one of" in verdict.inner_text(), "the no-answer message")
+    assert shown.count() == 0, f"{notebook.name}: the slider shows without an answer"
+    gate.locator(f".{PREDICT_FIRST}-choices input[type='radio']").first.check()
+    check.click()
+    _wait_until(notebook, lambda: shown.count() >= 1, "the slider appearing after an answer")
+    first_line = verdict.inner_text().strip().splitlines()[0]
+    return [f"predict-first answered (a): {first_line[:80]}"]
+
+
 def _check_widget(notebook: NotebookPage, container: Any, cell: InteractCell) -> list[str]:
     """Moves each control of one interact widget; returns what was moved."""
     output = container.locator(":scope > .widget-output")
@@ -377,6 +414,11 @@ def test_widgets_respond_in_jupyterlab(
         sliders = shots = 0
         for cell in cells:
             code_cell = notebook.page.locator(".jp-CodeCell").nth(cell.code_index)
+            answered = _answer_predict_first(notebook, code_cell)
+            if answered:
+                moved += answered
+                gate = code_cell.locator(f".{PREDICT_FIRST}")
+                gate.screenshot(path=str(screenshot_dir / f"{name[:-6]}-predict-first.png"))
             container = code_cell.locator(".widget-interact")
             assert container.count() >= 1, (
                 f"{name}: code cell {cell.code_index} calls interact( but shows no interact widget"
