@@ -42,12 +42,14 @@ def test_every_part_of_a_notebook_counts(tmp_path: Path) -> None:
             {**cell, "cell_type": "markdown", "source": "### Exercise 1 — ★☆☆ core, ~7 min: x"},
             {**cell, "cell_type": "code", "source": "interact(f)"},  # 1 + 2 min
             {**cell, "cell_type": "code", "source": "q.compare(my_prediction, 'a')"},  # 1 + 2
+            {**cell, "cell_type": "code", "source": "predict_first.interact(q)(f)"},  # 1 + 2 + 2
             {**cell, "cell_type": "code", "metadata": {"nbgrader": {"solution": True}}},
             {**cell, "cell_type": "code", "metadata": {"nbgrader": {"grade": True}}},
         ]
     }
     path = tmp_path / "99_x.ipynb"
     path.write_text(json.dumps(notebook))
-    # 240 words at 120 a minute, the exercise's 7 minutes, and two code cells with a widget
-    # and a prediction (the answer and check cells are the exercise's own).
-    assert study_time(path).minutes == pytest.approx(2 + 7 + (1 + 2) + (1 + 2))
+    # 240 words at 120 a minute, the exercise's 7 minutes, and three code cells: a widget, a
+    # prediction, and a widget behind a predict-first question (the answer and check cells
+    # are the exercise's own).
+    assert study_time(path).minutes == pytest.approx(2 + 7 + (1 + 2) + (1 + 2) + (1 + 2 + 2))

@@ -8,7 +8,10 @@ changed with the mouse), and the plot or text below it must change each time. In
 playground every text box is emptied and then given the example its placeholder suggests,
 each followed by Enter, every control is moved and every button pressed, and what the
 playground shows must change each time. No traceback, error dialog or page error may appear.
-Each playground's screenshot is taken for the instructors' guide (`make screenshots`).
+Each playground's screenshot is taken for the instructors' guide (`make screenshots`). A
+slider behind a predict-first question must stay hidden until the question is answered: the
+check is pressed once with nothing chosen (a message, still no slider), then with the first
+choice (the slider appears).
 """
 
 from __future__ import annotations
@@ -26,6 +29,8 @@ from typing import Any
 
 import pytest
 from lab_page import (
+    POLL,
+    WIDGET_TIMEOUT,
     Look,
     NotebookPage,
     Shown,
@@ -45,6 +50,8 @@ EXPECTED_PLAYGROUNDS = {("09", "dates"), ("10", "sampler")}
 # `playgrounds.<kind>.show_…(` in a code cell shows the playground whose box has the CSS
 # class `attnlib-playground-<kind>`.
 PLAYGROUND_CALL = re.compile(r"playgrounds\.(\w+)\.show_\w+\(")
+# attnlib.course.playgrounds.predict_first.CSS_CLASS: the gate's box; its parts add a suffix.
+PREDICT_FIRST = "attnlib-predict-first"
 
 
 @dataclass(frozen=True)
@@ -156,6 +163,37 @@ def _move_controls(
     return moved, before
 
 
+def _wait_until(notebook: NotebookPage, condition: Callable[[], bool], what: str) -> None:
+    deadline = time.monotonic() + WIDGET_TIMEOUT
+    while not condition():
+        notebook.check()
+        if time.monotonic() > deadline:
+            pytest.fail(
+                f"{notebook.name}: {what} did not happen within {WIDGET_TIMEOUT:.0f} s",
+                pytrace=False,
+            )
+        time.sleep(POLL)
+
+
+def _answer_predict_first(notebook: NotebookPage, code_cell: Any) -> list[str]:
+    """Answers the cell's predict-first question, if it asks one, so that its slider shows."""
+    gate = code_cell.locator(f".{PREDICT_FIRST}")
+    if gate.count() == 0:
+        return []
+    shown = code_cell.locator(".widget-interact")
+    assert shown.count() == 0, f"{notebook.name}: a slider shows before its question is answered"
+    check = gate.locator(f".{PREDICT_FIRST}-check")
+    verdict = gate.locator(f".{PREDICT_FIRST}-verdict")
+    check.click()  # nothing chosen yet
+    _wait_until(notebook, lambda: "Choose one of" in verdict.inner_text(), "the no-answer message")
+    assert shown.count() == 0, f"{notebook.name}: the slider shows without an answer"
+    gate.locator(f".{PREDICT_FIRST}-choices input[type='radio']").first.check()
+    check.click()
+    _wait_until(notebook, lambda: shown.count() >= 1, "the slider appearing after an answer")
+    first_line = verdict.inner_text().strip().splitlines()[0]
+    return [f"predict-first answered (a): {first_line[:80]}"]
+
+
 def _check_interact(notebook: NotebookPage, container: Any, cell: InteractCell) -> list[str]:
     """Moves each control of one interact widget; returns what was moved."""
     output = container.locator(":scope > .widget-output")
@@ -245,6 +283,11 @@ def test_widgets_and_playgrounds_respond_in_jupyterlab(
         shots = 0
         for cell in _interact_cells(path):
             code_cell = notebook.page.locator(".jp-CodeCell").nth(cell.code_index)
+            answered = _answer_predict_first(notebook, code_cell)
+            if answered:
+                done += answered
+                gate = code_cell.locator(f".{PREDICT_FIRST}")
+                gate.screenshot(path=str(screenshot_dir / f"{name[:-6]}-predict-first.png"))
             container = code_cell.locator(".widget-interact")
             assert container.count() >= 1, (
                 f"{name}: code cell {cell.code_index} calls interact( but shows no interact widget"
