@@ -166,4 +166,21 @@ def test_the_figure_marks_the_drawn_character() -> None:
     assert len(bars) == 4
     assert [bar.get_facecolor() for bar in bars].count(bars[1].get_facecolor()) == 1
     assert fig.axes[0].get_title() and fig.axes[0].get_xlabel() and fig.axes[0].get_ylabel()
+    # Every setting is in the title, so moving any slider visibly changes the figure.
+    assert fig.axes[0].get_title().startswith(choices.settings)
     plt.close(fig)
+
+
+@pytest.mark.parametrize(
+    ("temperature", "top_k", "top_p", "expected"),
+    [
+        (1.0, None, None, "T 1.00, top-k off, top-p off"),
+        (0.8, 5, None, "T 0.80, top-k 5, top-p off"),
+        (1.15, 3, 0.85, "T 1.15, top-k 3, top-p 0.85"),
+    ],
+)
+def test_the_settings_are_written_out(
+    temperature: float, top_k: int | None, top_p: float | None, expected: str
+) -> None:
+    logits = torch.zeros(VOCAB.vocab_size)
+    assert sampler.choices_at(logits, VOCAB, temperature, top_k, top_p).settings == expected

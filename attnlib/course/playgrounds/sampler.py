@@ -99,6 +99,14 @@ class Choices:
     top_labels: list[str]
     top_probs: torch.Tensor
     kept: int  # how many characters can be drawn at all (probability > 0)
+    settings: str  # the temperature, top-k and top-p in words, for the figure's title
+
+
+def settings_text(temperature: float, top_k: int | None, top_p: float | None) -> str:
+    """``"T 0.80, top-k 5, top-p off"``: what shaped the distribution."""
+    k = "off" if top_k is None else str(top_k)
+    p = "off" if top_p is None else f"{top_p:.2f}"
+    return f"T {temperature:.2f}, top-k {k}, top-p {p}"
 
 
 def choices_at(
@@ -126,6 +134,7 @@ def choices_at(
         top_labels=[visible(vocab.chars[i]) for i in top.indices.tolist()],
         top_probs=top.values,
         kept=int((distribution > 0).sum()),
+        settings=settings_text(temperature, top_k, top_p),
     )
 
 
@@ -170,7 +179,10 @@ def sampler_figure(choices: Choices, drawn: int | None = None) -> Figure:
     ax.set_ylim(0.0, 1.0)
     ax.set_xlabel("next character (orange: the one drawn)")
     ax.set_ylabel("probability")
-    ax.set_title(f"the {len(choices.top_labels)} likeliest of {choices.kept} that can be drawn")
+    ax.set_title(
+        f"{choices.settings}: the {len(choices.top_labels)} likeliest of {choices.kept} "
+        "that can be drawn"
+    )
     fig.tight_layout()
     return fig
 
