@@ -13,7 +13,8 @@ Notebooks import these modules by name and call through them, e.g.
 - ``own_encoder``: MiniLM's weights in the learner's own modules, the capstone (11)
 - ``playgrounds``: the learner's own text through the course's models, one module per
   playground (``sampler``: a prompt through the char GPT of 10; ``dates``: a typed date
-  through the translator of 09)
+  through the translator of 09; ``attention_views`` and its modules: the head, model and
+  neuron views of MiniLM, the char GPT and the toy models, 04, 05, 10, 11)
 - ``attention_cost``, ``tensor_log``: the cost of attention, counted and measured (12)
 
 Importing ``attnlib`` does not import this package (nor matplotlib).
