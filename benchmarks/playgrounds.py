@@ -99,5 +99,84 @@ def main() -> None:
     date_playground()
 
 
+def attention_views() -> None:
+    """The attention views (issue 17, items 2 and 5): MiniLM, the char GPT and the toys.
+
+    Entering a text runs the model once and draws the model view (budget 1 s); choosing a
+    head, a layer or a query token redraws the head view and the neuron view only (150 ms).
+    The neuron view alone is also timed. The toys of 04 and 05 have no model view.
+    """
+    from attnlib.course import toy_tasks
+    from attnlib.course.playgrounds import attention_drawing as drawing
+    from attnlib.course.playgrounds import attention_views as views
+    from attnlib.course.playgrounds import gpt_views, minilm_views, toy_views
+
+    torch.manual_seed(0)
+    vocab = char_data.CharTokenizer(char_data.load_course_text())
+    config = attnlib.GPTConfig(
+        vocab_size=vocab.vocab_size, max_len=64, d_model=64, num_heads=4, num_layers=2, dropout=0.0
+    )
+    task = toy_tasks.LookupTask()
+    long_text = (
+        "The encoder reads the whole sentence at once, every word attending to every other. "
+    )
+    encoder = attnlib.load_minilm()
+    playgrounds = {
+        "MiniLM (6 x 12 heads), 12 and 36 tokens": (
+            minilm_views.show_minilm_views(encoder),
+            [minilm_views.FOX, long_text * 2],
+        ),
+        "MiniLM, texts cropped to 256 tokens": (
+            minilm_views.show_minilm_views(encoder, long_text * 20),
+            [long_text * 20, long_text * 21],
+        ),
+        "char GPT (2 x 4 heads, context 64)": (
+            gpt_views.show_gpt_views(attnlib.GPT(config).double().eval(), vocab),
+            ["the keys and values of the past", long_text],
+        ),
+        "lookup toy of 04 (1 head)": (
+            toy_views.show_lookup_views(toy_tasks.LookupModel(task), task),
+            ["3=5 1=2 7=0 4=4 ?1", "0=1 2=3 4=5 6=7 ?4"],
+        ),
+        "neighbour toy of 05 (2 heads)": (
+            toy_views.show_neighbour_views(toy_tasks.NeighbourModel(toy_tasks.NeighbourTask())),
+            ["31415926", "27182818"],
+        ),
+    }
+    print(f"attention views, {REPEATS} repeats each (budget: {BUDGET_MS:g} ms a selection, "
+          "1000 ms a text with its model view)")  # fmt: skip
+    for title, (playground, texts) in playgrounds.items():
+        source = playground.source
+
+        def enter(playground=playground, texts=texts) -> None:
+            playground.text.value = texts[playground.text.value == texts[0]]
+
+        def choose(selector, count: int, first: int = 0) -> Callable[[], None]:
+            return lambda: setattr(selector, "value", (selector.value + 1 - first) % count + first)
+
+        def neuron(playground=playground, source=source) -> None:
+            view, layer = playground.view, playground.layer.value
+            head, query = playground.head.value, playground.query.value
+            drawing.neuron_view_html(views.neuron_at(source, view, layer, head, query), view.tokens)
+
+        interactions = {"text entered (model runs, views drawn)": enter}
+        if source.num_heads > 1:
+            interactions["head chosen (head + neuron view)"] = choose(
+                playground.head, source.num_heads
+            )
+        if source.num_layers > 1:
+            layers = source.num_layers
+            interactions["layer chosen (head + neuron view)"] = choose(
+                playground.layer, layers, first=1
+            )
+        interactions["query chosen (head + neuron view)"] = choose(playground.query, 4)
+        interactions["neuron view alone"] = neuron
+        print(f"  {title}")
+        for name, action in interactions.items():
+            median, slowest = _time(action)
+            print(f"    {name:<40} median {median:6.1f} ms   slowest {slowest:6.1f} ms")
+
+
 if __name__ == "__main__":
     main()
+    attention_views()

@@ -69,7 +69,7 @@ def _playgrounds_in_notebooks() -> set[str]:
 def test_the_guide_shows_a_screenshot_of_every_playground() -> None:
     shots = FIGURE_SCRIPT.parent / "playgrounds"
     expected = _playgrounds_in_notebooks()
-    assert {"09-dates.png", "10-sampler.png"} <= expected
+    assert {"09-dates.png", "10-sampler.png", "11-minilm_views.png"} <= expected
     guide = (FIGURE_SCRIPT.parent.parent / "notebooks" / "README.md").read_text(encoding="utf-8")
     for name in sorted(expected):
         shot = shots / name

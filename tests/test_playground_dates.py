@@ -113,3 +113,14 @@ def test_the_table_and_the_figure_show_the_steps(translator) -> None:
     assert [p.get_height() for p in ax.patches] == reading.cross_attention[2].tolist()
     assert ax.get_title() and ax.get_xlabel() and ax.get_ylabel()
     plt.close(fig)
+
+
+def test_the_notebook_output_is_the_widget_with_a_stand_in_the_same_everywhere(translator) -> None:
+    playground = dates.show_date_playground(translator, "5 May 1999")
+    bundle = playground._repr_mimebundle_()
+    assert (
+        bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == playground.widget.model_id
+    )
+    assert bundle["text/plain"] == (
+        "the date playground, '5 May 1999' (run the notebook to use the playground)"
+    )

@@ -184,3 +184,16 @@ def test_the_settings_are_written_out(
 ) -> None:
     logits = torch.zeros(VOCAB.vocab_size)
     assert sampler.choices_at(logits, VOCAB, temperature, top_k, top_p).settings == expected
+
+
+def test_the_notebook_output_is_the_widget_with_a_stand_in_the_same_everywhere(
+    gpt: attnlib.GPT,
+) -> None:
+    playground = sampler.show_sampler(gpt, VOCAB, prompt="hello")
+    bundle = playground._repr_mimebundle_()
+    assert (
+        bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == playground.widget.model_id
+    )
+    assert bundle["text/plain"] == (
+        "the sampler, prompt 'hello' (run the notebook to use the playground)"
+    )

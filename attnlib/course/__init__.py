@@ -14,7 +14,8 @@ Notebooks import these modules by name and call through them, e.g.
 - ``playgrounds``: the learner's own text through the course's models, one module per
   playground (``sampler``: a prompt through the char GPT of 10; ``dates``: a typed date
   through the translator of 09; ``predict_first``: a question answered before the key slider
-  of 02, 03, 06 and 07 appears)
+  of 02, 03, 06 and 07 appears; ``attention_views`` and its modules: the head, model and
+  neuron views of MiniLM, the char GPT and the toy models, 04, 05, 10, 11)
 - ``attention_cost``, ``tensor_log``: the cost of attention, counted and measured (12)
 
 Importing ``attnlib`` does not import this package (nor matplotlib).

@@ -45,10 +45,18 @@ from lab_page import (
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 # The notebooks known to have widgets and playgrounds; what is tested is read from the
 # notebooks, these only make sure nothing disappears unnoticed.
-EXPECTED_WIDGET_NOTEBOOKS = {"01", "02", "03", "06", "07", "09", "10", "11", "12"}
-EXPECTED_PLAYGROUNDS = {("09", "dates"), ("10", "sampler")}
-# `playgrounds.<kind>.show_…(` in a code cell shows the playground whose box has the CSS
-# class `attnlib-playground-<kind>`.
+EXPECTED_WIDGET_NOTEBOOKS = {"01", "02", "03", "04", "05", "06", "07", "09", "10", "11", "12"}
+EXPECTED_PLAYGROUNDS = {
+    ("04", "toy_views"),
+    ("05", "toy_views"),
+    ("09", "dates"),
+    ("10", "sampler"),
+    ("10", "gpt_views"),
+    ("11", "minilm_views"),
+}
+# `playgrounds.<kind>.show_…(` in a code cell shows a playground: a box of the CSS class
+# `attnlib-playground`, one for each such call, in the order of the calls.
+PLAYGROUND = "attnlib-playground"
 PLAYGROUND_CALL = re.compile(r"playgrounds\.(\w+)\.show_\w+\(")
 # attnlib.course.playgrounds.predict_first.CSS_CLASS: the gate's box; its parts add a suffix.
 PREDICT_FIRST = "attnlib-predict-first"
@@ -63,7 +71,7 @@ class InteractCell:
 @dataclass(frozen=True)
 class PlaygroundCell:
     code_index: int
-    kind: str  # the playground's module: "sampler", "dates", ...
+    kinds: tuple[str, ...]  # the playgrounds' modules, in order: "sampler", "gpt_views", ...
 
 
 def _code_sources(path: Path) -> list[str]:
@@ -81,9 +89,9 @@ def _interact_cells(path: Path) -> list[InteractCell]:
 
 def _playground_cells(path: Path) -> list[PlaygroundCell]:
     return [
-        PlaygroundCell(code_index=index, kind=kind)
+        PlaygroundCell(code_index=index, kinds=tuple(PLAYGROUND_CALL.findall(source)))
         for index, source in enumerate(_code_sources(path))
-        for kind in PLAYGROUND_CALL.findall(source)
+        if PLAYGROUND_CALL.search(source)
     ]
 
 
@@ -104,9 +112,10 @@ def test_widget_notebooks_and_playgrounds_are_found() -> None:
     missing = EXPECTED_WIDGET_NOTEBOOKS - found
     assert not missing, f"notebooks {sorted(missing)} no longer have a widget or a playground"
     playgrounds = {
-        (path.name[:2], cell.kind)
+        (path.name[:2], kind)
         for path in NOTEBOOKS.glob("[0-9][0-9]_*.ipynb")
         for cell in _playground_cells(path)
+        for kind in cell.kinds
     }
     assert not EXPECTED_PLAYGROUNDS - playgrounds, (
         f"playgrounds no longer shown: {sorted(EXPECTED_PLAYGROUNDS - playgrounds)}"
@@ -300,13 +309,15 @@ def test_widgets_and_playgrounds_respond_in_jupyterlab(
                 widget.screenshot(path=str(screenshot_dir / f"{name[:-6]}-widget{shots}.png"))
         for cell in _playground_cells(path):
             code_cell = notebook.page.locator(".jp-CodeCell").nth(cell.code_index)
-            box = code_cell.locator(f".attnlib-playground-{cell.kind}")
-            assert box.count() == 1, (
-                f"{name}: code cell {cell.code_index} shows no {cell.kind} playground "
-                f"(no element of class attnlib-playground-{cell.kind})"
+            boxes = code_cell.locator(f".{PLAYGROUND}")
+            assert boxes.count() == len(cell.kinds), (
+                f"{name}: code cell {cell.code_index} shows {boxes.count()} playgrounds "
+                f"(elements of class {PLAYGROUND}), it calls {len(cell.kinds)}: {cell.kinds}"
             )
-            done += _check_playground(notebook, box, cell.kind)
-            _save_playground_screenshot(box, screenshot_dir, f"{name[:2]}-{cell.kind}.png")
+            for index, kind in enumerate(cell.kinds):
+                box = boxes.nth(index)
+                done += _check_playground(notebook, box, kind)
+                _save_playground_screenshot(box, screenshot_dir, f"{name[:2]}-{kind}.png")
         notebook.check()
     except BaseException:  # pytest.fail raises a BaseException
         with contextlib.suppress(Exception):  # the page may be gone; keep the first error

@@ -9,13 +9,41 @@ thin widget half. One module per playground:
 - ``dates``: any typed date through notebook 09's translator, step by step;
 - ``predict_first``: a multiple-choice prediction answered before a key slider appears,
   compared with what the slider's own function computes; ``predict_first_questions``: the
-  question of each of notebooks 02, 03, 06 and 07.
+  question of each of notebooks 02, 03, 06 and 07;
+- the attention views (head view, model view, neuron view) of any text: the pure half
+  ``attention_views`` and ``neuron_view``, drawn by ``attention_drawing`` in the widget
+  ``attention_widget``, for MiniLM (``minilm_views``, notebook 11), the char GPT
+  (``gpt_views``, 10) and the toy models of 04 and 05 (``toy_views``).
 
 A notebook imports the package and calls through it: ``playgrounds.sampler.show_sampler``.
 
-Notebooks 02, 03, 06, 07, 09 and 10.
+Notebooks 02 to 07 and 09 to 11.
 """
 
-from attnlib.course.playgrounds import dates, predict_first, predict_first_questions, sampler
+from attnlib.course.playgrounds import (
+    attention_drawing,
+    attention_views,
+    attention_widget,
+    dates,
+    gpt_views,
+    minilm_views,
+    neuron_view,
+    predict_first,
+    predict_first_questions,
+    sampler,
+    toy_views,
+)
 
-__all__ = ["dates", "predict_first", "predict_first_questions", "sampler"]
+__all__ = [
+    "attention_drawing",
+    "attention_views",
+    "attention_widget",
+    "dates",
+    "gpt_views",
+    "minilm_views",
+    "neuron_view",
+    "predict_first",
+    "predict_first_questions",
+    "sampler",
+    "toy_views",
+]

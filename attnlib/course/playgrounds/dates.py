@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass
+from typing import Any
 
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
@@ -25,6 +26,7 @@ from matplotlib.figure import Figure
 from attnlib._validate import require_positive_int
 from attnlib.course.date_translator import DateTranslator
 from attnlib.course.dates import TARGET_LENGTH
+from attnlib.course.playgrounds.display import widget_bundle
 
 TOP = 5  # candidates shown per step
 EXAMPLE = "5 May 1999"  # the text box's placeholder: what a learner might type
@@ -182,6 +184,10 @@ class DatePlayground:
         self.widget.add_class("attnlib-playground-dates")
         self.read()
 
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        """The widget, with a plain-text stand-in that is the same on every run."""
+        return widget_bundle(self.widget, f"the date playground, {self.text.value!r}", **kwargs)
+
     def read(self) -> None:
         """Run the translator on the box's text and redraw every view."""
         self.reading = read_date(self.text.value, self.translator, self.decoding.value)
@@ -217,6 +223,6 @@ class DatePlayground:
 
 def show_date_playground(
     translator: DateTranslator, text: str = "the 21st of November, 2026"
-) -> widgets.VBox:
+) -> DatePlayground:
     """The date playground for ``translator``, ready to display."""
-    return DatePlayground(translator, text).widget
+    return DatePlayground(translator, text)

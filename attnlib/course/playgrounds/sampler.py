@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass
+from typing import Any
 
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
@@ -23,6 +24,7 @@ from torch import nn
 
 from attnlib._validate import require_positive_int
 from attnlib.course.char_data import CharTokenizer
+from attnlib.course.playgrounds.display import widget_bundle
 from attnlib.sampling import next_token_probs
 
 # How a character the bars label would otherwise be invisible is shown.
@@ -220,6 +222,10 @@ class SamplerPlayground:
         self.widget.add_class("attnlib-playground-sampler")
         self.reset()
 
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        """The widget, with a plain-text stand-in that is the same on every run."""
+        return widget_bundle(self.widget, f"the sampler, prompt {self.prompt.value!r}", **kwargs)
+
     def _settings(self) -> tuple[float, int | None, float | None]:
         top_k = self.top_k.value or None
         return self.temperature.value, top_k, self.top_p.value if self.top_p.value < 1 else None
@@ -266,6 +272,6 @@ class SamplerPlayground:
 
 def show_sampler(
     model: nn.Module, vocab: CharTokenizer, prompt: str = "Attention ", seed: int = 0
-) -> widgets.VBox:
+) -> SamplerPlayground:
     """The sampler playground for ``model`` (a char GPT) and its ``vocab``, ready to display."""
-    return SamplerPlayground(model, vocab, prompt, seed).widget
+    return SamplerPlayground(model, vocab, prompt, seed)
