@@ -265,9 +265,20 @@ def _check_playground(notebook: NotebookPage, box: Any, kind: str) -> list[str]:
 def _save_playground_screenshot(box: Any, screenshot_dir: Path, name: str) -> None:
     """Into the screenshot folder, and into `ATTNLIB_PLAYGROUND_SCREENSHOTS` when set
     (`make screenshots` sets it to figures/playgrounds for the instructors' guide)."""
-    box.scroll_into_view_if_needed()
-    path = screenshot_dir / name
-    box.screenshot(path=str(path))
+    # JupyterLab scrolls the notebook inside a panel the height of the window: a window
+    # taller than the playground lets the screenshot hold all of it.
+    page = box.page
+    viewport = page.viewport_size
+    height = int(box.evaluate("(e) => e.getBoundingClientRect().height"))
+    page.set_viewport_size(
+        {"width": viewport["width"], "height": max(viewport["height"], height + 400)}
+    )
+    try:
+        box.scroll_into_view_if_needed()
+        path = screenshot_dir / name
+        box.screenshot(path=str(path))
+    finally:
+        page.set_viewport_size(viewport)
     guide_folder = os.environ.get("ATTNLIB_PLAYGROUND_SCREENSHOTS")
     if guide_folder:
         Path(guide_folder).mkdir(parents=True, exist_ok=True)

@@ -29,6 +29,7 @@ from attnlib.course.dates import TARGET_LENGTH
 from attnlib.course.playgrounds.display import widget_bundle
 
 TOP = 5  # candidates shown per step
+PAD = ' style="padding: 2px 12px; white-space: nowrap"'  # one step's column apart from the next
 EXAMPLE = "5 May 1999"  # the text box's placeholder: what a learner might type
 
 
@@ -122,15 +123,16 @@ def read_date(typed: str, translator: DateTranslator, beam_size: int = 1) -> Dat
 def steps_table(reading: DateReading) -> str:
     """The five likeliest characters at every step as an HTML table, the written one bold."""
     written = [*reading.output, "<eos>"]
-    header = "".join(f"<th>{t + 1}</th>" for t in range(len(reading.steps)))
+    header = "".join(f"<th{PAD}>{t + 1}</th>" for t in range(len(reading.steps)))
     rows = []
     for rank in range(TOP):
         cells = []
         for t, step in enumerate(reading.steps):
             character, p = step[rank]
             text = f"{html.escape(character)} {p:.2f}"
-            cells.append(f"<td>{f'<b>{text}</b>' if character == written[t] else text}</td>")
-        rows.append(f"<tr><th>{rank + 1}</th>{''.join(cells)}</tr>")
+            shown = f"<b>{text}</b>" if character == written[t] else text
+            cells.append(f"<td{PAD}>{shown}</td>")
+        rows.append(f"<tr><th{PAD}>{rank + 1}</th>{''.join(cells)}</tr>")
     return f"<table><tr><th>rank \\ step</th>{header}</tr>{''.join(rows)}</table>"
 
 

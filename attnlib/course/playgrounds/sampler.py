@@ -181,10 +181,8 @@ def sampler_figure(choices: Choices, drawn: int | None = None) -> Figure:
     ax.set_ylim(0.0, 1.0)
     ax.set_xlabel("next character (orange: the one drawn)")
     ax.set_ylabel("probability")
-    ax.set_title(
-        f"{choices.settings}: the {len(choices.top_labels)} likeliest of {choices.kept} "
-        "that can be drawn"
-    )
+    vocab_size = len(choices.distribution)
+    ax.set_title(f"{choices.settings}: {choices.kept} of {vocab_size} characters can be drawn")
     fig.tight_layout()
     return fig
 
