@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import matplotlib.pyplot as plt
+import re
+
 import pytest
 import torch
 
 from attnlib.course import date_translator
-from attnlib.course.playgrounds import dates
+from attnlib.course.playgrounds import bar_chart, dates
 
 
 @pytest.fixture(scope="module")
@@ -103,16 +104,18 @@ def test_the_widget_reads_on_enter_and_redraws_only_the_attention_for_a_step(tra
     assert playground.step.options == () and "Type a date" in playground.summary.value
 
 
-def test_the_table_and_the_figure_show_the_steps(translator) -> None:
+def test_the_table_and_the_bars_show_the_steps(translator) -> None:
     reading = dates.read_date("5 May 1999", translator)
     table = dates.steps_table(reading)
     assert table.count("<tr>") == 1 + dates.TOP and table.count("<b>") == len(reading.steps)
-    fig = dates.cross_attention_figure(reading, 2)
-    ax = fig.axes[0]
-    assert len(ax.patches) == len(reading.source)
-    assert [p.get_height() for p in ax.patches] == reading.cross_attention[2].tolist()
-    assert ax.get_title() and ax.get_xlabel() and ax.get_ylabel()
-    plt.close(fig)
+    chart = dates.cross_attention_bars(reading, 2)
+    heights = [int(h) for h in re.findall(r"height:(\d+)px;background:#", chart)]
+    row = reading.cross_attention[2].tolist()
+    assert heights == [round(bar_chart.PLOT_HEIGHT * w) for w in row]
+    assert len(heights) == len(reading.source)
+    written = [*reading.output, "<eos>"][2]
+    assert f"where output step 3, {written!r}, looks" in chart
+    assert "source character" in chart and "weight (mean of heads)" in chart
 
 
 def test_the_notebook_output_is_the_widget_with_a_stand_in_the_same_everywhere(translator) -> None:

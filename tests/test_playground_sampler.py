@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import matplotlib.pyplot as plt
+import re
+
 import pytest
 import torch
 
 import attnlib
 from attnlib.course.char_data import CharTokenizer
-from attnlib.course.playgrounds import sampler
+from attnlib.course.playgrounds import bar_chart, sampler
 
 VOCAB = CharTokenizer("hello world\n")  # " ", "\n", d, e, h, l, o, r, w
 MAX_LEN = 8
@@ -158,17 +159,24 @@ def test_the_widget_answers_an_empty_prompt_with_a_note(gpt: attnlib.GPT) -> Non
     assert playground.text == ""
 
 
-def test_the_figure_marks_the_drawn_character() -> None:
+def test_the_bars_mark_the_drawn_character() -> None:
     logits = torch.randn(VOCAB.vocab_size, generator=torch.Generator().manual_seed(3)).double()
     choices = sampler.choices_at(logits, VOCAB, 1.0, shown=4)
-    fig = sampler.sampler_figure(choices, drawn=int(choices.top_ids[1]))
-    bars = fig.axes[0].patches
-    assert len(bars) == 4
-    assert [bar.get_facecolor() for bar in bars].count(bars[1].get_facecolor()) == 1
-    assert fig.axes[0].get_title() and fig.axes[0].get_xlabel() and fig.axes[0].get_ylabel()
-    # Every setting is in the title, so moving any slider visibly changes the figure.
-    assert fig.axes[0].get_title().startswith(choices.settings)
-    plt.close(fig)
+    chart = sampler.sampler_bars(choices, drawn=int(choices.top_ids[1]))
+    bars = re.findall(r"height:(\d+)px;background:(#[0-9a-f]{6})", chart)
+    heights = [round(bar_chart.PLOT_HEIGHT * p) for p in choices.top_probs.tolist()]
+    assert [int(h) for h, _ in bars] == heights
+    assert [c for _, c in bars] == [
+        bar_chart.BAR,
+        bar_chart.HIGHLIGHT,
+        bar_chart.BAR,
+        bar_chart.BAR,
+    ]
+    # Every setting is in the title, so moving any slider visibly changes the bars.
+    assert f"<b>{choices.settings}: " in chart and "probability" in chart
+    # A drawn character outside the likeliest shown is highlighted nowhere.
+    outside = int(logits.argsort()[0])
+    assert bar_chart.HIGHLIGHT not in sampler.sampler_bars(choices, drawn=outside)
 
 
 @pytest.mark.parametrize(

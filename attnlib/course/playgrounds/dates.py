@@ -1,4 +1,4 @@
-"""The date playground's pure half: any typed date through notebook 09's translator.
+"""The date playground: any typed date through notebook 09's translator.
 
 :func:`read_date` decodes what the learner typed, greedily or with a beam, and returns
 everything the playground shows: the output, the five likeliest characters at each
@@ -7,6 +7,8 @@ character over the source. A text the model cannot read well is not refused: its
 and its confidence are shown as they are, with a note for what had to change (an empty
 text, characters outside the vocabulary, a text longer than the model's context). Spaces
 at either end are dropped: none of the formats it was trained on has them.
+:func:`steps_table` and :func:`cross_attention_bars` draw it as HTML; :class:`DatePlayground`
+is the widget.
 
 Notebook 09.
 """
@@ -18,14 +20,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import ipywidgets as widgets
-import matplotlib.pyplot as plt
 import torch
-from IPython.display import display
-from matplotlib.figure import Figure
 
 from attnlib._validate import require_positive_int
 from attnlib.course.date_translator import DateTranslator
 from attnlib.course.dates import TARGET_LENGTH
+from attnlib.course.playgrounds.bar_chart import bar_chart_html
 from attnlib.course.playgrounds.display import widget_bundle
 
 TOP = 5  # candidates shown per step
@@ -136,21 +136,18 @@ def steps_table(reading: DateReading) -> str:
     return f"<table><tr><th>rank \\ step</th>{header}</tr>{''.join(rows)}</table>"
 
 
-def cross_attention_figure(reading: DateReading, step: int) -> Figure:
-    """Bars of output step ``step``'s cross-attention over the source characters."""
+def cross_attention_bars(reading: DateReading, step: int) -> str:
+    """HTML bars of output step ``step``'s cross-attention over the source characters."""
     row = reading.cross_attention[step]  # (S,)
     written = [*reading.output, "<eos>"][step]
-    fig, ax = plt.subplots(figsize=(max(5.0, 0.32 * len(reading.source) + 1.5), 2.6))
-    ax.bar(range(len(reading.source)), row.tolist(), color="tab:green")
-    ax.set_xticks(
-        range(len(reading.source)), labels=[c if c != " " else "␣" for c in reading.source]
+    return bar_chart_html(
+        [c if c != " " else "␣" for c in reading.source],
+        row.tolist(),
+        title=f"where output step {step + 1}, {written!r}, looks (last decoder layer)",
+        xlabel="source character",
+        ylabel="weight (mean of heads)",
+        colour="#2ca02c",
     )
-    ax.set_ylim(0.0, 1.0)
-    ax.set_xlabel("source character")
-    ax.set_ylabel("weight (mean of heads)")
-    ax.set_title(f"where output step {step + 1}, {written!r}, looks (last decoder layer)")
-    fig.tight_layout()
-    return fig
 
 
 class DatePlayground:
@@ -174,7 +171,7 @@ class DatePlayground:
             description="decoding",
         )
         self.step = widgets.Dropdown(options=[], description="output step")
-        self.summary, self.table, self.attention = widgets.HTML(), widgets.HTML(), widgets.Output()
+        self.summary, self.table, self.attention = widgets.HTML(), widgets.HTML(), widgets.HTML()
         self.text.observe(lambda _: self.read(), names="value")
         self.decoding.observe(lambda _: self.read(), names="value")
         self.step.observe(lambda _: self._draw_attention(), names="value")
@@ -214,13 +211,10 @@ class DatePlayground:
     def _draw_attention(self) -> None:
         if self._redrawing:
             return
-        self.attention.clear_output(wait=True)
         if self.step.value is None or not self.reading.steps:
+            self.attention.value = ""
             return
-        fig = cross_attention_figure(self.reading, self.step.value)
-        with self.attention:
-            display(fig)
-        plt.close(fig)
+        self.attention.value = cross_attention_bars(self.reading, self.step.value)
 
 
 def show_date_playground(

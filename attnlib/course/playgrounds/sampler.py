@@ -4,7 +4,8 @@ The pure half, unit-tested without a browser: :func:`read_prompt` turns typed te
 what the model can read and says what it had to change; :func:`next_token_choices`
 runs the model once and gives the distribution the next character is drawn from, under
 temperature, top-k and top-p; :func:`choices_at` re-shapes already computed logits for
-new settings without running the model again; :func:`draw` samples from it.
+new settings without running the model again; :func:`draw` samples from it;
+:func:`sampler_bars` draws the likeliest characters as HTML bars (``bar_chart``).
 
 Notebook 10.
 """
@@ -16,14 +17,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import ipywidgets as widgets
-import matplotlib.pyplot as plt
 import torch
-from IPython.display import display
-from matplotlib.figure import Figure
 from torch import nn
 
 from attnlib._validate import require_positive_int
 from attnlib.course.char_data import CharTokenizer
+from attnlib.course.playgrounds.bar_chart import bar_chart_html
 from attnlib.course.playgrounds.display import widget_bundle
 from attnlib.sampling import next_token_probs
 
@@ -101,7 +100,7 @@ class Choices:
     top_labels: list[str]
     top_probs: torch.Tensor
     kept: int  # how many characters can be drawn at all (probability > 0)
-    settings: str  # the temperature, top-k and top-p in words, for the figure's title
+    settings: str  # the temperature, top-k and top-p in words, for the bars' title
 
 
 def settings_text(temperature: float, top_k: int | None, top_p: float | None) -> str:
@@ -172,19 +171,18 @@ def draw(choices: Choices, generator: torch.Generator) -> int:
     return int(torch.multinomial(choices.distribution, 1, generator=generator))
 
 
-def sampler_figure(choices: Choices, drawn: int | None = None) -> Figure:
-    """Bars of the likeliest next characters; the one drawn (if shown) in another colour."""
-    fig, ax = plt.subplots(figsize=(7.0, 3.0))
-    colours = ["tab:orange" if i == drawn else "tab:blue" for i in choices.top_ids.tolist()]
-    ax.bar(range(len(choices.top_labels)), choices.top_probs.tolist(), color=colours)
-    ax.set_xticks(range(len(choices.top_labels)), labels=choices.top_labels)
-    ax.set_ylim(0.0, 1.0)
-    ax.set_xlabel("next character (orange: the one drawn)")
-    ax.set_ylabel("probability")
+def sampler_bars(choices: Choices, drawn: int | None = None) -> str:
+    """HTML bars of the likeliest next characters; the one drawn (if among them) in orange."""
+    ids = choices.top_ids.tolist()
     vocab_size = len(choices.distribution)
-    ax.set_title(f"{choices.settings}: {choices.kept} of {vocab_size} characters can be drawn")
-    fig.tight_layout()
-    return fig
+    return bar_chart_html(
+        choices.top_labels,
+        choices.top_probs.tolist(),
+        title=f"{choices.settings}: {choices.kept} of {vocab_size} characters can be drawn",
+        xlabel="next character (orange: the one drawn)",
+        ylabel="probability",
+        highlight=ids.index(drawn) if drawn in ids else None,
+    )
 
 
 class SamplerPlayground:
@@ -205,7 +203,7 @@ class SamplerPlayground:
         self.top_k = widgets.IntSlider(0, min=0, max=vocab.vocab_size, description="top-k (0 off)")
         self.top_p = widgets.FloatSlider(1.0, min=0.05, max=1.0, step=0.05, description="top-p")
         self.buttons = {n: widgets.Button(description=n) for n in ("next", "20 more", "reset")}
-        self.shown, self.notes, self.bars = widgets.HTML(), widgets.HTML(), widgets.Output()
+        self.shown, self.notes, self.bars = widgets.HTML(), widgets.HTML(), widgets.HTML()
         self.prompt.observe(lambda _: self.reset(), names="value")
         for slider in (self.temperature, self.top_k, self.top_p):
             slider.observe(lambda _: self._redraw(), names="value")
@@ -257,15 +255,12 @@ class SamplerPlayground:
         self.shown.value = (
             f"<pre>{html.escape(old)}<b style='color:#ff7f0e'>{html.escape(new)}</b></pre>"
         )
-        self.bars.clear_output(wait=True)
         if self.logits is None:
+            self.bars.value = ""
             return
         if choices is None:  # a slider moved: the next character's bars, nothing drawn yet
             choices, self.drawn = choices_at(self.logits, self.vocab, *self._settings()), None
-        fig = sampler_figure(choices, self.drawn)
-        with self.bars:
-            display(fig)
-        plt.close(fig)
+        self.bars.value = sampler_bars(choices, self.drawn)
 
 
 def show_sampler(
