@@ -66,11 +66,11 @@ class AttentionViewsPlayground:
         )  # fmt: skip
         self.layer = widgets.Dropdown(
             options=[(f"layer {i}", i) for i in range(1, source.num_layers + 1)], value=layer,
-            description="layer", layout=widgets.Layout(width="150px"),
+            description="layer", layout=widgets.Layout(width="200px"),
         )  # fmt: skip
         self.head = widgets.Dropdown(
             options=[(f"head {i}", i) for i in range(source.num_heads)], value=head,
-            description="head", layout=widgets.Layout(width="150px"),
+            description="head", layout=widgets.Layout(width="200px"),
         )  # fmt: skip
         self.query = widgets.Dropdown(options=[("0", 0)], value=0, description="query token")
         self.notes, self.summary = widgets.HTML(), widgets.HTML()
