@@ -232,7 +232,7 @@ def test_the_model_view_has_a_titled_map_per_head() -> None:
     prev = attention_views.share_title(
         {"prev": float(attention_views.previous_share(weights)[0, 1])}
     )
-    assert f"<b>L1 H1</b> {prev}" in html and "<b>L2 H2</b> prev .00" in html
+    assert f"<b>L1 H1</b><br>{prev}<br>" in html and "<b>L2 H2</b><br>prev .00<br>" in html
 
 
 def test_a_map_has_one_pixel_per_weight_dark_where_the_weight_is_high() -> None:

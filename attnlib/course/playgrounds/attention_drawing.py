@@ -58,10 +58,11 @@ def model_view_html(view: ModelView) -> str:
         for head in range(num_heads):
             shares = [(n, float(s[layer, head])) for n, s in view.shares.items()]
             data = base64.b64encode(map_png(maps[layer, head])).decode("ascii")
+            # One share a line: three on one line would not fit above a 72-pixel map.
+            title = "".join(f"<br>{html.escape(share_title({n: s}))}" for n, s in shares)
             cells.append(
-                f"<td><b>L{layer + 1} H{head}</b> {html.escape(share_title(dict(shares[:1])))}"
-                f"<br>{html.escape(share_title(dict(shares[1:])))}<br><img width=72 height=72 "
-                f"style='image-rendering:pixelated;border:1px solid #ddd' "
+                f"<td style='white-space:nowrap'><b>L{layer + 1} H{head}</b>{title}<br>"
+                f"<img width=72 height=72 style='image-rendering:pixelated;border:1px solid #ddd' "
                 f"src='data:image/png;base64,{data}'></td>"
             )
         rows.append(f"<tr>{''.join(cells)}</tr>")
