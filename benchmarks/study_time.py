@@ -39,7 +39,9 @@ MINUTES_PER_PLAYGROUND = 5.0
 MINUTES_PER_PREDICTION = 2.0
 MINUTES_PER_UNLABELLED_EXERCISE = 10.0
 COLLAPSED = re.compile(r"<details>.*?</details>", re.S)
-PLAYGROUND = re.compile(r"playgrounds\.\w+\.show_\w+\(")
+# How a notebook shows a playground: `playgrounds.<module>.show_…(`, the module captured. The
+# guide's screenshots and the browser test find the playgrounds with it too.
+PLAYGROUND = re.compile(r"playgrounds\.(\w+)\.show_\w+\(")
 
 
 @dataclass(frozen=True)

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import matplotlib.pyplot as plt
 import pytest
 from script_loader import load_script
+
+from benchmarks.study_time import PLAYGROUND as PLAYGROUND_CALL
 
 FIGURE_SCRIPT = Path(__file__).resolve().parent.parent / "figures" / "make_figures.py"
 
@@ -49,9 +50,6 @@ def test_every_stored_png_has_a_command_and_the_readme_shows_the_key_ones() -> N
     readme = (FIGURE_SCRIPT.parent.parent / "README.md").read_text(encoding="utf-8")
     for name in stored:
         assert f"(figures/{name})" in readme, f"README does not show {name}"
-
-
-PLAYGROUND_CALL = re.compile(r"playgrounds\.(\w+)\.show_\w+\(")
 
 
 def _playgrounds_in_notebooks() -> set[str]:

@@ -4,27 +4,15 @@ from __future__ import annotations
 
 import pytest
 import torch
+from tiny_char_gpt import VOCAB, tiny_char_gpt
 
 import attnlib
-from attnlib.course.char_data import CharTokenizer
 from attnlib.course.playgrounds import attention_views, gpt_views
-
-VOCAB = CharTokenizer("hello world\n")  # " ", "\n", d, e, h, l, o, r, w
-MAX_LEN = 8
 
 
 @pytest.fixture(scope="module")
 def gpt() -> attnlib.GPT:
-    torch.manual_seed(0)
-    config = attnlib.GPTConfig(
-        vocab_size=VOCAB.vocab_size, max_len=MAX_LEN, d_model=16, num_heads=2, num_layers=2,
-        dropout=0.0,
-    )  # fmt: skip
-    model = attnlib.GPT(config).double().eval()
-    with torch.no_grad():  # larger weights than GPT-2's start, so the heads differ visibly
-        for parameter in model.parameters():
-            parameter.mul_(5.0)
-    return model
+    return tiny_char_gpt(num_layers=2, weight_scale=5.0)  # heads that differ visibly
 
 
 @pytest.fixture(scope="module")

@@ -6,23 +6,15 @@ import re
 
 import pytest
 import torch
+from tiny_char_gpt import MAX_LEN, VOCAB, tiny_char_gpt
 
 import attnlib
-from attnlib.course.char_data import CharTokenizer
 from attnlib.course.playgrounds import bar_chart, sampler
-
-VOCAB = CharTokenizer("hello world\n")  # " ", "\n", d, e, h, l, o, r, w
-MAX_LEN = 8
 
 
 @pytest.fixture(scope="module")
 def gpt() -> attnlib.GPT:
-    torch.manual_seed(0)
-    config = attnlib.GPTConfig(
-        vocab_size=VOCAB.vocab_size, max_len=MAX_LEN, d_model=16, num_heads=2, num_layers=1,
-        dropout=0.0,
-    )  # fmt: skip
-    return attnlib.GPT(config).double().eval()
+    return tiny_char_gpt(num_layers=1)
 
 
 def test_a_prompt_the_model_can_read_is_kept_as_it_is() -> None:

@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import shutil
 import time
 from collections.abc import Callable
@@ -42,6 +41,8 @@ from lab_page import (
     settle,
 )
 
+from benchmarks.study_time import PLAYGROUND as PLAYGROUND_CALL
+
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 # The notebooks known to have widgets and playgrounds; what is tested is read from the
 # notebooks, these only make sure nothing disappears unnoticed.
@@ -57,7 +58,6 @@ EXPECTED_PLAYGROUNDS = {
 # `playgrounds.<kind>.show_…(` in a code cell shows a playground: a box of the CSS class
 # `attnlib-playground`, one for each such call, in the order of the calls.
 PLAYGROUND = "attnlib-playground"
-PLAYGROUND_CALL = re.compile(r"playgrounds\.(\w+)\.show_\w+\(")
 # attnlib.course.playgrounds.predict_first.CSS_CLASS: the gate's box; its parts add a suffix.
 PREDICT_FIRST = "attnlib-predict-first"
 
