@@ -6,14 +6,17 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.attnlib-installed
 INSTRUCTOR_STAMP := $(VENV)/.attnlib-instructor-installed
-NOTEBOOKS := $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
+# The instructors' edition (solutions and stored outputs) is the source that nbval checks;
+# notebooks/ holds the learner's edition, written from it by `make editions`.
+NOTEBOOKS := $(sort $(wildcard instructors/notebooks/[0-9][0-9]_*.ipynb))
+LEARNER_NOTEBOOKS := $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
 
 # A fixed hash seed keeps set and dict orders the same from run to run. Thread counts are
 # left alone: every stored output is portable (the same for any CPU and thread count,
 # which `make portability` checks), so the notebooks use every core.
 export PYTHONHASHSEED := 0
 
-.PHONY: setup instructor browser-deps lab test lint unit nbval portability pip-path grading browser screenshots notebooks figures bench claims student format clean
+.PHONY: setup instructor browser-deps lab lab-instructors editions test lint unit nbval portability pip-path grading browser screenshots notebooks figures bench claims student format clean
 
 # requirements.txt is the whole set-up (attnlib itself included), the same one a learner
 # without make runs by hand: `python -m venv .venv && .venv/bin/pip install -r requirements.txt`.
@@ -35,8 +38,13 @@ $(INSTRUCTOR_STAMP): $(STAMP)
 # JupyterLab refuses to start as root unless told; only then is --allow-root added.
 LAB_FLAGS ?= $(if $(filter 0,$(shell id -u 2>/dev/null)),--allow-root)
 
+# The learner's edition: every exercise to solve, no solution and no stored output in sight.
 lab: setup
 	$(BIN)/jupyter lab --ServerApp.root_dir=notebooks $(LAB_FLAGS)
+
+# The instructors' edition: the same notebooks with their solutions and stored outputs.
+lab-instructors: setup
+	$(BIN)/jupyter lab --ServerApp.root_dir=instructors/notebooks $(LAB_FLAGS)
 
 # Prints at its end the whole-course budget: strict nbval over every notebook must stay
 # under 3 minutes on a 2-core machine.
@@ -112,10 +120,10 @@ screenshots: setup browser-deps
 		HF_HUB_OFFLINE=1 $(BIN)/python -m pytest tests/browser -p no:cacheprovider
 
 NBVAL := $(BIN)/python -m pytest --nbval --nbval-current-env --nbval-cell-timeout=300 \
-	--nbval-sanitize-with notebooks/nbval_sanitize.cfg -p no:cacheprovider
+	--nbval-sanitize-with instructors/notebooks/nbval_sanitize.cfg -p no:cacheprovider
 
 nbval: setup
-	@test -n "$(NOTEBOOKS)" || { echo "no notebooks found in notebooks/"; exit 1; }
+	@test -n "$(NOTEBOOKS)" || { echo "no notebooks found in instructors/notebooks/"; exit 1; }
 	$(NBVAL) $(NOTEBOOKS)
 
 # Strict nbval twice more, with every inexact float result moved a few ulps up, then down,
@@ -125,14 +133,15 @@ nbval: setup
 PORTABILITY_IPYTHONDIR := $(CURDIR)/tests/portability/ipython
 
 portability: setup
-	@test -n "$(NOTEBOOKS)" || { echo "no notebooks found in notebooks/"; exit 1; }
+	@test -n "$(NOTEBOOKS)" || { echo "no notebooks found in instructors/notebooks/"; exit 1; }
 	@for direction in up down; do \
 		echo "portability pass: rounding moved $$direction"; \
 		ATTNLIB_ROUNDING_NOISE=$$direction IPYTHONDIR=$(PORTABILITY_IPYTHONDIR) \
 			$(NBVAL) $(NOTEBOOKS) || exit 1; \
 	done
 
-# Re-execute every notebook top to bottom and store its outputs (no timing metadata).
+# Re-execute every instructors' notebook top to bottom and store its outputs (no timing
+# metadata), then write the learner's edition from them.
 # The timeout must exceed the longest cell (training in 09 and 10, about 80 s on a slow
 # 2-core machine); now and then the reply to a slider cell comes only when it expires
 # (see the ipykernel pin in requirements.txt).
@@ -140,6 +149,12 @@ notebooks: setup
 	$(BIN)/jupyter nbconvert --to notebook --execute --inplace \
 		--ExecutePreprocessor.record_timing=False --ExecutePreprocessor.timeout=120 $(NOTEBOOKS)
 	$(BIN)/nbstripout --keep-output --keep-count $(NOTEBOOKS)
+	$(BIN)/python instructors/editions.py
+
+# The learner's edition (notebooks/) and the solutions `checks.solution` shows
+# (attnlib/data/solutions.json), written from the instructors' edition.
+editions: setup
+	$(BIN)/python instructors/editions.py
 
 # The student edition, written by nbgrader (`nbgrader_config.py`): student/notebooks/NN_*.ipynb,
 # each solution replaced by a stub whose check says "not done yet", outputs cleared.

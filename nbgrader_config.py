@@ -1,7 +1,7 @@
 """nbgrader settings: this checkout is an nbgrader course directory as it stands.
 
-The course's ``notebooks/`` folder is the source of one assignment, named
-``notebooks``, so from the repository's root
+The instructors' edition, ``instructors/notebooks/``, is the source of one assignment,
+named ``notebooks``, so from the repository's root
 
     nbgrader generate_assignment notebooks   # the student edition, in student/notebooks/
     nbgrader autograde notebooks             # grades submitted/<student>/notebooks/
@@ -14,13 +14,14 @@ when the answer is wrong or missing.
 
 c = get_config()  # noqa: F821 -- nbgrader's config loader provides get_config
 
-# source/<assignment> would be nbgrader's default; here the assignment folder is
-# notebooks/ itself, at the root of the course directory.
-c.CourseDirectory.source_directory = "."
+# source/<assignment> would be nbgrader's default; here the assignment's source is the
+# instructors' edition, instructors/notebooks/. Its release, student/notebooks/, holds the
+# same notebooks as the learner's edition in notebooks/ (instructors/editions.py).
+c.CourseDirectory.source_directory = "instructors"
 c.CourseDirectory.release_directory = "student"
 
-# Only the notebooks go to students: the instructors' guide and the nbval settings
-# in notebooks/ are for the course's own CI.
+# Only the notebooks go to students: the nbval settings in instructors/notebooks/ are for
+# the course's own CI.
 c.CourseDirectory.ignore = [
     ".ipynb_checkpoints",
     "*.pyc",

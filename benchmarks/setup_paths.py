@@ -21,8 +21,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-COURSE_NOTEBOOKS = sorted((REPO / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-ASSIGNMENT = "notebooks"  # nbgrader_config.py makes notebooks/ the one assignment
+# The instructors' edition is the source of nbgrader's one assignment, `notebooks`
+# (nbgrader_config.py); the learner's edition, notebooks/, is what nbgrader releases.
+SOURCE_NOTEBOOKS = REPO / "instructors" / "notebooks"
+LEARNER_NOTEBOOKS = REPO / "notebooks"
+COURSE_NOTEBOOKS = sorted(SOURCE_NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+ASSIGNMENT = "notebooks"
 
 
 @dataclass(frozen=True)
@@ -140,13 +144,14 @@ def run_nbgrader(course: Path, *args: str) -> float:
 
 def grade_course(root: Path) -> GradingRun:
     """In ``root``: the course as an nbgrader course directory, its student edition, and two
-    submissions autograded, ``solutions`` (the notebooks as they are) and ``untouched``
-    (the student edition as handed out)."""
+    submissions autograded, ``solutions`` (the instructors' edition as it is) and ``untouched``
+    (the learner's edition, ``notebooks/``, as a learner first opens it)."""
     shutil.copy(REPO / "nbgrader_config.py", root)
-    shutil.copytree(REPO / "notebooks", root / ASSIGNMENT, ignore=shutil.ignore_patterns(".*"))
+    source = root / "instructors" / ASSIGNMENT
+    shutil.copytree(SOURCE_NOTEBOOKS, source, ignore=shutil.ignore_patterns(".*"))
     generate_seconds = run_nbgrader(root, "generate_assignment", ASSIGNMENT)
     run = GradingRun(root, generate_seconds, 0.0)
-    for student, source in (("solutions", root / ASSIGNMENT), ("untouched", run.released)):
+    for student, source in (("solutions", source), ("untouched", LEARNER_NOTEBOOKS)):
         submission = root / "submitted" / student / ASSIGNMENT
         submission.mkdir(parents=True)
         for notebook in COURSE_NOTEBOOKS:

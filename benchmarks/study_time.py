@@ -100,7 +100,7 @@ def duration(minutes: float) -> str:
 
 
 def main(root: Path) -> None:
-    notebooks = sorted((root / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    notebooks = sorted((root / "instructors" / "notebooks").glob("[0-9][0-9]_*.ipynb"))
     columns = ("words", "cells", "widg", "play", "pred", "ex min")
     print(f"{'notebook':<36} " + " ".join(f"{c:>6}" for c in columns) + f" {'total':>12}")
     total = 0.0

@@ -212,7 +212,7 @@ GPT_CLAIMS = {
     ),
 }
 
-NOTEBOOK_10 = Path(__file__).resolve().parent.parent / "notebooks" / "10_decoder_only_gpt.ipynb"
+NOTEBOOK_10 = Path(__file__).resolve().parent.parent / "instructors" / "notebooks" / "10_decoder_only_gpt.ipynb"
 
 
 def notebook_10_cells(seed: int) -> list[str]:

@@ -1,4 +1,4 @@
-"""Import a repository script that is not in a package (figures/, notebooks/) by its path."""
+"""Import a repository script that is not in a package (figures/, instructors/) by its path."""
 
 from __future__ import annotations
 

@@ -261,7 +261,9 @@ def test_right_modules_reproduce_sentence_transformers_on_every_reference_senten
 
 
 def test_notebook_11s_own_solution_passes_the_capstone_checks() -> None:
-    notebook = json.loads(Path("notebooks/11_pretrained_model.ipynb").read_text(encoding="utf-8"))
+    notebook = json.loads(
+        Path("instructors/notebooks/11_pretrained_model.ipynb").read_text(encoding="utf-8")
+    )
     namespace: dict[str, object] = {
         "torch": torch,
         "nn": nn,

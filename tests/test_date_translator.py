@@ -91,7 +91,12 @@ def test_an_unknown_schedule_is_refused() -> None:
 
 def _notebook_09_loop_source() -> str:
     """The code of notebook 09's training loop (§6), as the learner sees it."""
-    path = Path(__file__).resolve().parents[1] / "notebooks" / "09_encoder_decoder.ipynb"
+    path = (
+        Path(__file__).resolve().parents[1]
+        / "instructors"
+        / "notebooks"
+        / "09_encoder_decoder.ipynb"
+    )
     cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
     loops = ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]
     loops = [s for s in loops if s.startswith("smoothing, peak_lr, warmup, n_steps, batch_size =")]

@@ -55,7 +55,9 @@ def test_every_stored_png_has_a_command_and_the_readme_shows_the_key_ones() -> N
 def _playgrounds_in_notebooks() -> set[str]:
     """``NN-kind.png`` for each playground a notebook shows (the browser test's screenshot)."""
     found = set()
-    for path in (FIGURE_SCRIPT.parent.parent / "notebooks").glob("[0-9][0-9]_*.ipynb"):
+    for path in (FIGURE_SCRIPT.parent.parent / "instructors" / "notebooks").glob(
+        "[0-9][0-9]_*.ipynb"
+    ):
         cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
         for cell in cells:
             if cell["cell_type"] == "code":
@@ -68,7 +70,7 @@ def test_the_guide_shows_a_screenshot_of_every_playground() -> None:
     shots = FIGURE_SCRIPT.parent / "playgrounds"
     expected = _playgrounds_in_notebooks()
     assert {"09-dates.png", "10-sampler.png", "11-minilm_views.png"} <= expected
-    guide = (FIGURE_SCRIPT.parent.parent / "notebooks" / "README.md").read_text(encoding="utf-8")
+    guide = (FIGURE_SCRIPT.parent.parent / "instructors" / "README.md").read_text(encoding="utf-8")
     for name in sorted(expected):
         shot = shots / name
         assert shot.is_file(), f"figures/playgrounds/{name} missing: `make screenshots`"

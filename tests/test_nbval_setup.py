@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-SANITIZE = ROOT / "notebooks" / "nbval_sanitize.cfg"
+SANITIZE = ROOT / "instructors" / "notebooks" / "nbval_sanitize.cfg"
 
 
 def _notebook(source: str, stored_text: str) -> dict:
@@ -52,7 +52,7 @@ def test_makefile_runs_strict_nbval_with_the_sanitize_file() -> None:
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
     assert re.search(r"pytest --nbval --nbval-current-env", makefile)
     assert "--nbval-lax" not in makefile
-    assert "--nbval-sanitize-with notebooks/nbval_sanitize.cfg" in makefile
+    assert "--nbval-sanitize-with instructors/notebooks/nbval_sanitize.cfg" in makefile
 
 
 @pytest.mark.parametrize(

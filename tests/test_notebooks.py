@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-NOTEBOOK_DIR = Path(__file__).resolve().parent.parent / "notebooks"
+NOTEBOOK_DIR = Path(__file__).resolve().parent.parent / "instructors" / "notebooks"
 NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("[0-9][0-9]_*.ipynb"))
 SEED_CALLS = ("torch.manual_seed(", "default_rng(", "set_printoptions(")
 
@@ -151,18 +151,38 @@ def _nbgrader(cell: dict[str, Any]) -> dict[str, Any]:
     return cell.get("metadata", {}).get("nbgrader", {})
 
 
-def test_each_exercise_is_an_nbgrader_answer_then_a_graded_check(
-    notebook: dict[str, Any],
-) -> None:
-    """nbgrader reads each exercise as an autograded answer cell (the solution between
-    BEGIN/END SOLUTION markers) followed by a locked test cell with points."""
+def _labels(notebook: dict[str, Any]) -> dict[int, str]:
+    """Each exercise's number and whether its heading says core or optional."""
+    labels = {}
+    for heading, _ in _exercise_texts(notebook):
+        label = EXERCISE_LABEL.fullmatch(heading)
+        if label:
+            labels[int(label[1])] = label[3]
+    return labels
+
+
+def _checker(check: dict[str, Any]) -> Any:
+    """The attnlib checker a check cell calls (`checks.check_x(...)` on its last line)."""
+    from attnlib import checks
+
+    name = re.search(r"checks\.(check_\w+)\(", _source(check).strip().splitlines()[-1])
+    assert name, f"the check cell should call a checker: {_source(check)}"
+    return getattr(checks, name[1])
+
+
+def test_each_exercise_is_an_answer_cell_then_its_check(notebook: dict[str, Any]) -> None:
+    """nbgrader reads a core exercise as an autograded answer cell (the solution between
+    BEGIN/END SOLUTION markers) followed by a locked test cell with points, tagged
+    `raises-exception` so that Run All goes on past an unfinished one. An optional exercise's
+    check only reports: it raises nothing and carries no points."""
     code = _code_cells(notebook)
     solutions = [i for i, cell in enumerate(code) if _nbgrader(cell).get("solution")]
-    # The second edition's build-it exercises (08–10) bring a notebook up to seven.
+    # The build-it exercises (08–11) bring a notebook up to seven.
     assert 2 <= len(solutions) <= 7, f"{len(solutions)} exercises"
     grade_ids = [_nbgrader(cell)["grade_id"] for cell in code if _nbgrader(cell)]
-    assert len(grade_ids) == len(set(grade_ids)) == 2 * len(solutions), grade_ids
+    assert len(grade_ids) == len(set(grade_ids)), grade_ids
     assert all(re.fullmatch(r"[A-Za-z0-9_-]+", grade_id) for grade_id in grade_ids)
+    labels = _labels(notebook)
     for i in solutions:
         answer, check = code[i], code[i + 1]
         assert _nbgrader(answer) | {"grade_id": None} == {
@@ -182,17 +202,27 @@ def test_each_exercise_is_an_nbgrader_answer_then_a_graded_check(
         assert markers and markers == ["### BEGIN SOLUTION", "### END SOLUTION"] * (
             len(markers) // 2
         ), markers
-        graded = _nbgrader(check)
-        assert graded["grade"] is True and graded["locked"] is True and not graded["solution"]
-        assert graded["points"] > 0
-        assert graded["grade_id"] == _nbgrader(answer)["grade_id"] + "_check"
+        exercise = _checker(check).exercise
+        assert exercise.id == _nbgrader(answer)["grade_id"], (exercise.id, _source(check))
+        assert labels.get(exercise.number) == ("optional" if exercise.optional else "core")
         last_line = _source(check).strip().splitlines()[-1]
-        assert "checks.check_" in last_line and last_line.endswith(".assert_passed()"), last_line
+        if exercise.optional:
+            assert not _nbgrader(check), "an optional exercise carries no points"
+            assert not last_line.endswith(".assert_passed()"), "an optional check never raises"
+        else:
+            graded = _nbgrader(check)
+            assert graded["grade"] is True and graded["locked"] is True
+            assert not graded["solution"] and graded["points"] > 0
+            assert graded["grade_id"] == exercise.id + "_check"
+            assert last_line.endswith(".assert_passed()"), last_line
+            assert "raises-exception" in _tags(check), "Run All must go on past this check"
         assert _text_of(check.get("outputs", [])).startswith("✓"), _source(check)
     for cell in notebook["cells"]:
         assert "solution" not in _tags(cell), "exercises are marked by nbgrader metadata"
         if not _nbgrader(cell).get("solution"):
             assert "BEGIN SOLUTION" not in _source(cell)
+        if "raises-exception" in _tags(cell):
+            assert _nbgrader(cell).get("grade"), "only a graded check may raise"
 
 
 def test_no_execution_timing_metadata(notebook: dict[str, Any]) -> None:
@@ -234,8 +264,6 @@ EXERCISE_LABEL = re.compile(
 )
 # Any heading that names an exercise, labelled or not (but not "## Exercises").
 EXERCISE_HEADING = re.compile(r"#+ *Exercise\b.*")
-HINT_BLOCK = "<details><summary>Hint</summary>"
-STUCK_BLOCK = "<details><summary>Stuck?"
 # The opening paragraph that says what may be skipped, in every notebook.
 SKIP_LINE = "**What you may skip on a first pass.**"
 
@@ -260,11 +288,12 @@ def _exercise_texts(notebook: dict[str, Any]) -> list[tuple[str, str]]:
     return [(heading, "\n".join(lines)) for heading, lines in exercises]
 
 
-def test_each_exercise_is_labelled_and_has_a_hint_and_a_stuck_note(
+def test_each_exercise_is_labelled_and_gives_help_only_when_asked(
     notebook: dict[str, Any],
 ) -> None:
-    """A learner steers by the label (difficulty, core or optional, minutes) and, when a check
-    fails, by a Hint and a "Stuck?" note in collapsible <details> blocks under the task."""
+    """A learner steers by the label (difficulty, core or optional, minutes). Help comes from
+    `checks.hint(id, level)` when asked for, not from notes under the task that a learner
+    reads before trying: no <details> block of hints or "Stuck?" notes."""
     exercises = _exercise_texts(notebook)
     assert exercises, "no exercise heading"
     numbers = []
@@ -272,10 +301,12 @@ def test_each_exercise_is_labelled_and_has_a_hint_and_a_stuck_note(
         label = EXERCISE_LABEL.fullmatch(heading)
         assert label, f"not labelled like '### Exercise 3 — ★★☆ core, ~15 min: title': {heading}"
         numbers.append(int(label[1]))
-        assert HINT_BLOCK in text, f"{heading}: no {HINT_BLOCK} block"
-        assert STUCK_BLOCK in text, f"{heading}: no {STUCK_BLOCK}…</summary> block"
-        assert text.count("<details>") == text.count("</details>"), f"{heading}: unclosed block"
+        assert "<details>" not in text, f"{heading}: help comes from checks.hint, when asked"
     assert numbers == list(range(1, len(numbers) + 1)), f"exercises numbered {numbers}"
+    markdown = "\n".join(_source(c) for c in notebook["cells"] if c["cell_type"] == "markdown")
+    assert "checks.hint(" in markdown and "checks.solution(" in markdown, (
+        "the notebook tells the learner how to ask for a hint and a solution"
+    )
 
 
 def test_each_notebook_opens_with_what_may_be_skipped(notebook: dict[str, Any]) -> None:

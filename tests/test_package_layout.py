@@ -15,7 +15,7 @@ import pytest
 import attnlib
 
 PACKAGE = Path(attnlib.__file__).parent
-NOTEBOOKS = sorted((PACKAGE.parent / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+NOTEBOOKS = sorted((PACKAGE.parent / "instructors" / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 MODULES = sorted(p for p in PACKAGE.rglob("*.py") if "data" not in p.parts)
 # The concept modules, in the order the notebooks meet them.
 CONCEPTS = [

@@ -19,7 +19,7 @@ sys.path.insert(0, str(ROOT / "tests" / "portability"))
 import rounding_noise  # noqa: E402
 
 IPYTHONDIR = ROOT / "tests" / "portability" / "ipython"
-SANITIZE = ROOT / "notebooks" / "nbval_sanitize.cfg"
+SANITIZE = ROOT / "instructors" / "notebooks" / "nbval_sanitize.cfg"
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])

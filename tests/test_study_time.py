@@ -11,14 +11,14 @@ import pytest
 from benchmarks.study_time import duration, study_time
 
 ROOT = Path(__file__).resolve().parent.parent
-NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-GUIDE = (ROOT / "notebooks" / "README.md").read_text(encoding="utf-8")
+NOTEBOOKS = sorted((ROOT / "instructors" / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+GUIDE = (ROOT / "instructors" / "README.md").read_text(encoding="utf-8")
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_the_guide_quotes_each_notebooks_counted_study_time(path: Path) -> None:
     row = re.search(rf"^\| {path.name[:2]} \| [^|]+ \| ([^|]+) \|", GUIDE, re.MULTILINE)
-    assert row, f"no row for {path.name} in notebooks/README.md"
+    assert row, f"no row for {path.name} in instructors/README.md"
     assert row.group(1).strip() == duration(study_time(path).minutes)
 
 

@@ -1,17 +1,35 @@
-"""Checkers for the notebooks' exercises.
+"""Checkers for the notebooks' exercises, one module (or sub-package) per notebook.
 
-A checker calls the learner's function on several cases, compares each result
-with attnlib's reference and returns a :class:`CheckResult` whose text says
-what is wrong (which case, expected vs got, a hint) or that all cases passed.
-It never lets the learner's exception escape as a bare traceback, and a
-function that still raises ``NotImplementedError`` is reported as not done yet,
-with the task its docstring states.
+A checker calls the learner's answer on several cases and returns a :class:`CheckResult`:
+"✓ … is correct", or the failing case, what is wrong there and, when the checker recognises it,
+the mistake made and why it fails. Each checker keeps a table of the mistakes learners make on
+its exercise, written as a learner would write them, and names the one the answer behaves
+like. It never prints the fix as code: more help comes from :func:`hint` (in levels) and
+:func:`solution`, when asked. An answer that calls the implementation it should write is
+refused; one that still raises ``NotImplementedError`` is "not done yet", with its task.
 
-In a notebook, the check cell ends with ``.assert_passed()``: the report is shown
-when the function is right, and otherwise raised as :class:`CheckFailedError`, which
-Jupyter shows as the report alone and an autograder (nbgrader) scores as a fail.
+In a notebook, a core exercise's check cell ends with ``.assert_passed()``, which raises
+:class:`CheckFailedError` when the check fails: Jupyter shows the report alone and nbgrader
+scores the cell as a fail. The cell is tagged ``raises-exception``, so Run All goes on. An
+optional exercise's check only shows its report. A later cell that builds on an exercise calls
+:func:`yours_or_attnlib`.
 """
 
+from attnlib.checks import (
+    nb00_pytorch,
+    nb01_dot_products,
+    nb02_softmax,
+    nb03_naive_attention,
+    nb04_queries_keys_values,
+    nb05_multi_head,
+    nb06_positional,
+    nb07_masking,
+    nb08_transformer_block,
+    nb09_encoder_decoder,
+    nb10_gpt,
+    nb11_pretrained,
+    nb12_efficient,
+)
 from attnlib.checks._framework import CheckFailedError, CheckResult
 from attnlib.checks.attention_core import (
     check_attention_head,
@@ -39,8 +57,6 @@ from attnlib.checks.foundations import (
     check_naive_self_attention,
     check_scaled_self_attention,
     check_score_table,
-    check_softmax,
-    check_softmax_jacobian,
 )
 from attnlib.checks.full_models import (
     check_label_smoothed_loss,
@@ -49,7 +65,21 @@ from attnlib.checks.full_models import (
     check_warmup_schedule,
 )
 from attnlib.checks.gpt_block import check_gpt_block
+from attnlib.checks.help import hint, solution, yours_or_attnlib
 from attnlib.checks.kv_cache import check_kv_cache, key_positions
+from attnlib.checks.nb00_pytorch import *  # noqa: F403
+from attnlib.checks.nb01_dot_products import *  # noqa: F403
+from attnlib.checks.nb02_softmax import *  # noqa: F403
+from attnlib.checks.nb03_naive_attention import *  # noqa: F403
+from attnlib.checks.nb04_queries_keys_values import *  # noqa: F403
+from attnlib.checks.nb05_multi_head import *  # noqa: F403
+from attnlib.checks.nb06_positional import *  # noqa: F403
+from attnlib.checks.nb07_masking import *  # noqa: F403
+from attnlib.checks.nb08_transformer_block import *  # noqa: F403
+from attnlib.checks.nb09_encoder_decoder import *  # noqa: F403
+from attnlib.checks.nb10_gpt import *  # noqa: F403
+from attnlib.checks.nb11_pretrained import *  # noqa: F403
+from attnlib.checks.nb12_efficient import *  # noqa: F403
 from attnlib.checks.own_encoder import (
     check_own_attention,
     check_own_encoder_layer,
@@ -78,11 +108,31 @@ from attnlib.checks.transformer_block import (
 )
 from attnlib.checks.transformer_layers import check_decoder_layer, check_encoder_layer
 
+_NOTEBOOKS = (
+    nb00_pytorch,
+    nb01_dot_products,
+    nb02_softmax,
+    nb03_naive_attention,
+    nb04_queries_keys_values,
+    nb05_multi_head,
+    nb06_positional,
+    nb07_masking,
+    nb08_transformer_block,
+    nb09_encoder_decoder,
+    nb10_gpt,
+    nb11_pretrained,
+    nb12_efficient,
+)
 __all__ = [
     "CheckFailedError",
     "CheckResult",
     "Prediction",
     "PredictionResult",
+    "hint",
+    "solution",
+    "yours_or_attnlib",
+    *(name for notebook in _NOTEBOOKS for name in notebook.__all__),
+    # The first edition's checkers, until their notebook is rewritten.
     "check_attention_flops",
     "check_attention_head",
     "check_batched_scores",
@@ -124,8 +174,6 @@ __all__ = [
     "check_score_table",
     "check_semantic_search",
     "check_sinusoidal_encoding",
-    "check_softmax",
-    "check_softmax_jacobian",
     "check_split_heads",
     "check_temperature_probs",
     "check_tiled_attention",

@@ -1,6 +1,7 @@
 """A learner's set-up without make, exactly as the README gives it, from a copy of this
 checkout: ``python -m venv .venv``, ``.venv/bin/python -m pip install -r requirements.txt``,
-then notebooks 01, 02 and 11 run from ``notebooks/`` under strict nbval in that venv.
+then the instructors' notebooks 01, 02 and 11 (``instructors/notebooks/``, whose outputs are
+stored) run under strict nbval in that venv.
 
 Slow (a whole venv is built: about two minutes); `make pip-path` runs it, as does `make test`.
 """
@@ -63,7 +64,7 @@ def test_the_notebooks_models_and_data_are_installed(learner_setup: PipSetup) ->
     assert probe.returncode == 0 and probe.stdout.strip() == "ok", probe.stderr[-2000:]
 
 
-def test_notebooks_01_02_and_11_pass_strict_nbval_from_notebooks(learner_setup: PipSetup) -> None:
+def test_notebooks_01_02_and_11_pass_strict_nbval(learner_setup: PipSetup) -> None:
     completed = _run(
         learner_setup,
         "-m",
@@ -75,7 +76,7 @@ def test_notebooks_01_02_and_11_pass_strict_nbval_from_notebooks(learner_setup: 
         "-p",
         "no:cacheprovider",
         *NOTEBOOKS,
-        cwd=learner_setup.checkout / "notebooks",
+        cwd=learner_setup.checkout / "instructors" / "notebooks",
     )
     assert completed.returncode == 0, completed.stdout[-5000:] + completed.stderr[-2000:]
     assert "passed" in completed.stdout

@@ -1,0 +1,226 @@
+"""Run a learner's function on an exercise's cases, and name the mistake when it fails.
+
+:func:`check_function` is the checker of every exercise whose answer is a function of tensors.
+It calls the answer on each case (copies of the arguments), watching for calls of what the
+exercise asks the learner to write. When a case fails, it runs each of the exercise's
+:class:`~attnlib.checks._exercise.Mistake` s on the same cases: the first whose results are the
+learner's on *every* case (the same values, or an exception where the learner's raised) is the
+mistake the report names. Comparing whole behaviour, not one case, keeps a mistake that happens
+to agree with another on a small case from being misnamed. When no mistake matches, the report
+names the failing case and the first :class:`Property` of a right answer that the result
+breaks, and gives the exercise's first hint.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from attnlib.checks._calls import NOTHING, CallWatch, Forbidden
+from attnlib.checks._exercise import Exercise, Mistake, failed, not_done, passed, refused
+from attnlib.checks._framework import Case, CheckResult, compare_outputs, task_of
+
+
+@dataclass(frozen=True)
+class Property:
+    """A property of every right answer. ``problem(got, case)`` returns a sentence saying how
+    ``got`` breaks it ("row 1 sums to 0.41; each row of weights sums to 1"), or None."""
+
+    problem: Callable[[Any, Case], str | None]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one call gave: a value, or the exception it raised."""
+
+    value: Any = None
+    error: Exception | None = None
+
+
+def _copy(value: Any) -> Any:
+    if isinstance(value, torch.Tensor):
+        return value.clone()
+    if isinstance(value, (tuple, list)):
+        return type(value)(_copy(v) for v in value)
+    return value
+
+
+def call(fn: Callable[..., Any], case: Case) -> Outcome:
+    """``fn`` on copies of the case's arguments (NotImplementedError is left to the caller)."""
+    try:
+        return Outcome(value=fn(*_copy(case.args)))
+    except NotImplementedError:
+        raise
+    except Exception as error:  # the learner's bug, reported instead of a traceback
+        return Outcome(error=error)
+
+
+def _tolerance(case: Case, atol: float, rtol: float) -> tuple[float, float]:
+    return (atol if case.atol is None else case.atol, rtol if case.rtol is None else case.rtol)
+
+
+def _problem(
+    outcome: Outcome,
+    case: Case,
+    tolerance: tuple[float, float],
+    output_names: tuple[str, ...],
+    properties: Sequence[Property],
+) -> str | None:
+    if outcome.error is not None:
+        return f"your function raised {type(outcome.error).__name__}: {outcome.error}"
+    got, expected = outcome.value, case.expected
+    if isinstance(expected, tuple):
+        if not isinstance(got, (tuple, list)) or len(got) != len(expected):
+            names = ", ".join(output_names[: len(expected)])
+            return f"it should return {len(expected)} results ({names}), got {_describe(got)}"
+        parts = list(zip(output_names, got, expected, strict=False))
+    else:
+        parts = [("the result", got, expected)]
+    for label, got_part, expected_part in parts:
+        problem = _compare(got_part, expected_part, label, tolerance)
+        if problem is None:
+            continue
+        if _same_shape(got_part, expected_part):
+            for prop in properties:  # a broken property says more than a differing number
+                broken = prop.problem(got, case)
+                if broken is not None:
+                    return broken
+        return problem
+    return None
+
+
+def _same_shape(got: Any, expected: Any) -> bool:
+    return (
+        isinstance(got, torch.Tensor)
+        and isinstance(expected, torch.Tensor)
+        and got.shape == expected.shape
+    )
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, torch.Tensor):
+        return f"a tensor of shape {tuple(value.shape)}"
+    return type(value).__name__
+
+
+def _compare(got: Any, expected: Any, label: str, tolerance: tuple[float, float]) -> str | None:
+    if isinstance(expected, torch.Tensor):
+        return compare_outputs(got, expected, label, *tolerance)
+    if isinstance(expected, float) and isinstance(got, (int, float, torch.Tensor)):
+        value = float(got) if not isinstance(got, torch.Tensor) or got.numel() == 1 else None
+        if value is None:
+            return f"{label} should be one number, got {_describe(got)}"
+        atol, rtol = tolerance
+        if abs(value - expected) <= atol + rtol * abs(expected):
+            return None
+        return f"{label} is {value:.6g}, expected {expected:.6g}"
+    if got != expected:
+        return f"{label} is {got!r}, expected {expected!r}"
+    return None
+
+
+def same_behaviour(a: Outcome, b: Outcome, tolerance: tuple[float, float]) -> bool:
+    """Whether two outcomes are the same: equal values (NaN equal to NaN) or the same error."""
+    if a.error is not None or b.error is not None:
+        return type(a.error) is type(b.error)
+    return _same_value(a.value, b.value, tolerance)
+
+
+def _same_value(a: Any, b: Any, tolerance: tuple[float, float]) -> bool:
+    if isinstance(a, (tuple, list)) or isinstance(b, (tuple, list)):
+        return (
+            isinstance(a, (tuple, list))
+            and isinstance(b, (tuple, list))
+            and len(a) == len(b)
+            and all(_same_value(x, y, tolerance) for x, y in zip(a, b, strict=True))
+        )
+    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+        if a.shape != b.shape:
+            return False
+        if a.dtype == torch.bool or b.dtype == torch.bool:
+            return a.dtype == b.dtype and torch.equal(a, b)
+        atol, rtol = tolerance
+        a64, b64 = a.detach().to(torch.float64), b.detach().to(torch.float64)
+        return bool(torch.isclose(a64, b64, atol=atol, rtol=rtol, equal_nan=True).all())
+    if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
+        return False
+    if isinstance(a, float) and isinstance(b, float):
+        atol, rtol = tolerance
+        return abs(a - b) <= atol + rtol * abs(b) or (a != a and b != b)
+    return bool(a == b)
+
+
+def recognise(
+    mistakes: Sequence[Mistake],
+    cases: Sequence[Case],
+    outcomes: Sequence[Outcome],
+    wrong: Sequence[bool],
+    atol: float,
+    rtol: float,
+) -> Mistake | None:
+    """The mistake the learner's answer made: the first that behaves as it did on every case,
+    else the first that behaves as it did on every case it got wrong (the same mistake, made
+    more robustly: in float64, say, where float32 overflows)."""
+    agreements = []
+    for mistake in mistakes:
+        try:
+            agree = [
+                same_behaviour(outcome, call(mistake.fn, case), _tolerance(case, atol, rtol))
+                for case, outcome in zip(cases, outcomes, strict=True)
+            ]
+        except NotImplementedError:  # a mistake that leaves part of the task undone
+            continue
+        if all(agree):
+            return mistake
+        agreements.append((mistake, agree))
+    for mistake, agree in agreements:
+        if all(same for same, bad in zip(agree, wrong, strict=True) if bad):
+            return mistake
+    return None
+
+
+def check_function(
+    exercise: Exercise,
+    learner_fn: Callable[..., Any],
+    cases: Sequence[Case],
+    mistakes: Sequence[Mistake] = (),
+    *,
+    forbidden: Forbidden = NOTHING,
+    properties: Sequence[Property] = (),
+    atol: float = 1e-5,
+    rtol: float = 1e-4,
+    output_names: tuple[str, ...] = ("out", "weights"),
+) -> CheckResult:
+    """Check ``learner_fn`` on ``cases``; report the first failing case and the mistake made.
+
+    Each case's ``expected`` is a tensor, a tuple of them (named by ``output_names``) or a
+    number. The learner's function may not call what ``forbidden`` lists.
+    """
+    if not callable(learner_fn):
+        problem = f"expected a function, got {_describe(learner_fn)}"
+        return failed(exercise, learner_fn, "as a whole", problem, None)
+    outcomes = []
+    for case in cases:
+        watch = CallWatch(forbidden)
+        try:
+            with watch:
+                outcomes.append(call(learner_fn, case))
+        except NotImplementedError as error:
+            return not_done(exercise, learner_fn, str(error) or task_of(learner_fn))
+        if watch.seen:
+            return refused(exercise, learner_fn, watch.seen)
+    problems = [
+        _problem(outcome, case, _tolerance(case, atol, rtol), output_names, properties)
+        for case, outcome in zip(cases, outcomes, strict=True)
+    ]
+    wrong = [problem is not None for problem in problems]
+    if any(wrong):
+        first = wrong.index(True)
+        mistake = recognise(mistakes, cases, outcomes, wrong, atol, rtol)
+        where = f"case '{cases[first].description}'"
+        return failed(exercise, learner_fn, where, str(problems[first]), mistake)
+    scope = "the 1 case" if len(cases) == 1 else f"all {len(cases)} cases"
+    return passed(exercise, learner_fn, scope)

@@ -1,0 +1,234 @@
+"""The machinery every checker shares: the exercise registry, reports that name a mistake,
+the refusal of an answer that calls the implementation it should write, hints in levels, the
+worked solution on request, and a later cell's choice between the learner's code and attnlib's.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+import torch
+
+import attnlib
+from attnlib import checks
+from attnlib.checks import _exercise
+from attnlib.checks._calls import CallWatch, Forbidden
+from attnlib.checks._exercise import Exercise, Mistake
+from attnlib.checks._framework import Case, CheckFailedError
+from attnlib.checks._run import check_function
+
+ROOT = Path(__file__).resolve().parents[2]
+SOURCES = sorted((ROOT / "instructors" / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+
+# A toy exercise, registered under an id no notebook uses.
+DOUBLE = Exercise(
+    id="test_double",
+    notebook="99",
+    number=1,
+    name="double",
+    hints=("twice each entry", "add the tensor to itself", "x + x"),
+)
+HALF = Mistake("halved instead of doubled", "dividing by 2 shrinks every entry", lambda x: x / 2)
+SQUARE = Mistake("squared instead of doubled", "x·x is not 2x", lambda x: x * x)
+
+
+def _cases() -> list[Case]:
+    x = torch.tensor([1.0, -2.0, 3.0], dtype=torch.float64)
+    return [
+        Case("[1, -2, 3]", (x,), 2 * x),
+        Case("[2, 2]", (torch.full((2,), 2.0),), torch.full((2,), 4.0)),
+    ]
+
+
+def _check(fn: object, forbidden: Forbidden | None = None):
+    return check_function(DOUBLE, fn, _cases(), (HALF, SQUARE), forbidden=forbidden or Forbidden())
+
+
+def test_a_right_answer_passes_and_a_wrong_one_names_its_mistake() -> None:
+    assert _check(lambda x: 2 * x).passed
+    report = _check(lambda x: x * 0.5)
+    assert not report.passed and "The mistake: halved instead of doubled." in str(report)
+    assert "Why it matters: dividing by 2 shrinks every entry" in str(report)
+    assert 'checks.hint("test_double")' in str(report)
+
+
+def test_a_mistake_is_named_by_its_behaviour_on_every_case_not_one() -> None:
+    # x * x equals 2x on the case [2, 2]: only the whole behaviour tells the two apart.
+    report = _check(lambda x: x**2)
+    assert "squared instead of doubled" in str(report)
+    assert "halved" not in str(report)
+
+
+def test_an_unknown_mistake_gets_the_failing_case_and_the_idea_never_another_mistakes_fix() -> None:
+    report = str(_check(lambda x: x + 1))
+    assert "case '[1, -2, 3]'" in report
+    assert "not one of the usual mistakes" in report
+    assert "The idea: twice each entry" in report and 'checks.hint("test_double", 2)' in report
+    assert "halved" not in report and "squared" not in report
+    assert "x + x" not in report  # the last hint level is never printed unasked
+
+
+def test_an_answer_that_raises_is_reported_without_a_traceback() -> None:
+    report = str(_check(lambda x: x.no_such_method()))
+    assert "raised AttributeError" in report and "Traceback" not in report
+
+
+def test_a_stub_is_not_done_yet_with_its_task() -> None:
+    def double(x: torch.Tensor) -> torch.Tensor:
+        """Twice x."""
+        raise NotImplementedError()
+
+    report = _check(double)
+    assert not report.passed and not report.done and "not done yet (Twice x.)" in str(report)
+    with pytest.raises(CheckFailedError) as raised:
+        report.assert_passed()
+    assert raised.value._render_traceback_() == str(report).splitlines()
+
+
+def test_non_tensor_results_and_non_functions_are_explained() -> None:
+    assert "should be a torch.Tensor, but your function returned list" in str(
+        _check(lambda x: (2 * x).tolist())
+    )
+    assert "expected a function, got int" in str(_check(42))
+
+
+def test_a_checker_does_not_let_the_answer_change_its_cases() -> None:
+    def doubling_in_place(x: torch.Tensor) -> torch.Tensor:
+        return x.mul_(2)
+
+    assert _check(doubling_in_place).passed  # each call gets a copy of the arguments
+    assert _check(doubling_in_place).passed
+
+
+def test_a_report_is_printable_and_the_same_every_time() -> None:
+    first, second = _check(lambda x: x + 1), _check(lambda x: x + 1)
+    assert str(first) == repr(first) == first.message == second.message
+
+
+def test_assert_passed_returns_a_passing_result_and_raises_the_report_alone() -> None:
+    result = _check(lambda x: 2 * x)
+    assert result.assert_passed() is result
+    failed = _check(lambda x: x / 2)
+    with pytest.raises(CheckFailedError) as caught:
+        failed.assert_passed()
+    assert isinstance(caught.value, AssertionError)  # what graders count as a failed check
+    assert caught.value.result is failed and str(caught.value) == failed.message
+
+
+def test_a_stub_message_wins_over_the_docstring_and_no_docstring_leaves_no_brackets() -> None:
+    def double(x: torch.Tensor) -> torch.Tensor:
+        """The docstring."""
+        raise NotImplementedError("the message")
+
+    assert "not done yet (the message)" in str(_check(double))
+    undocumented = str(_check(lambda x: (_ for _ in ()).throw(NotImplementedError())))
+    assert "not done yet." in undocumented and "()" not in undocumented
+
+
+def _attnlib_double(x: torch.Tensor) -> torch.Tensor:
+    return attnlib.softmax(x) * 0 + 2 * x
+
+
+@pytest.mark.parametrize(
+    "cheat",
+    [
+        _attnlib_double,
+        lambda x: attnlib.softmax(x) * 0 + 2 * x,
+        lambda x: torch.softmax(x, -1) * 0 + 2 * x,
+        lambda x: x.softmax(-1) * 0 + 2 * x,
+        lambda x: torch.nn.functional.softmax(x, -1) * 0 + 2 * x,
+    ],
+    ids=["attnlib, in a function", "attnlib", "torch.softmax", "Tensor.softmax", "F.softmax"],
+)
+def test_an_answer_that_calls_a_forbidden_implementation_is_refused(cheat: object) -> None:
+    forbidden = Forbidden(python={attnlib.softmax: "attnlib.softmax"}, torch={"softmax": "softmax"})
+    report = _check(cheat, forbidden)
+    assert not report.passed and "The check does not accept it" in str(report)
+
+
+def test_the_watch_sees_methods_of_a_forbidden_class_and_restores_the_profiler() -> None:
+    import sys
+
+    class Sub(attnlib.FeedForward):
+        pass
+
+    layer = Sub(4, 8)
+    before = sys.getprofile()
+    with CallWatch(Forbidden(python={attnlib.FeedForward: "attnlib.FeedForward"})) as watch:
+        layer(torch.randn(2, 4))
+    assert watch.seen and set(watch.seen) == {"attnlib.FeedForward"}
+    assert sys.getprofile() is before
+
+
+def test_hints_come_in_levels_and_then_the_solution() -> None:
+    first, last = str(checks.hint("test_double")), str(checks.hint("test_double", 3))
+    assert "Hint 1 of 3" in first and "twice each entry" in first
+    assert 'checks.hint("test_double", 2)' in first
+    assert "x + x" in last and 'checks.solution("test_double")' in last
+    for level in (0, 4, "2", True):
+        with pytest.raises(ValueError, match="level should be an int from 1 to 3"):
+            checks.hint("test_double", level)  # type: ignore[arg-type]
+
+
+def test_an_unknown_id_suggests_the_nearest() -> None:
+    with pytest.raises(ValueError, match="Did you mean 'ex2_stable_softmax'"):
+        checks.hint("ex2_stable_sofmax")
+    with pytest.raises(TypeError, match="exercise_id"):
+        checks.hint(2)  # type: ignore[arg-type]
+
+
+def test_the_solution_is_the_instructors_own() -> None:
+    stored = json.loads((ROOT / "attnlib" / "data" / "solutions.json").read_text(encoding="utf-8"))
+    for exercise_id in _exercise.all_exercises():
+        if exercise_id.startswith("test_"):
+            continue
+        assert stored[exercise_id]["source"] in str(checks.solution(exercise_id))
+
+
+def test_a_later_cell_uses_the_learners_answer_only_while_its_check_passes(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    def double(x: torch.Tensor) -> torch.Tensor:
+        return 2 * x
+
+    def reference(x: torch.Tensor) -> torch.Tensor:
+        return x + x
+
+    assert _check(double).passed
+    assert checks.yours_or_attnlib("test_double", double, reference) is double
+    assert capsys.readouterr().out == "Using your double: its check passed.\n"
+
+    def double_again(x: torch.Tensor) -> torch.Tensor:  # redefined, never checked
+        return x * 2
+
+    assert checks.yours_or_attnlib("test_double", double_again, reference) is reference
+    said = capsys.readouterr().out
+    assert said.count("\n") == 1 and "Using attnlib's" in said and "has not passed" in said
+    assert not _check(lambda x: x / 2).passed  # a failed check forgets the accepted answer
+    assert checks.yours_or_attnlib("test_double", double, reference) is reference
+
+
+def _answer_cells() -> list[tuple[str, dict]]:
+    found = []
+    for path in SOURCES:
+        for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+            meta = cell.get("metadata", {}).get("nbgrader", {})
+            if meta.get("solution"):
+                found.append((path.name[:2], meta))
+    return found
+
+
+def test_every_exercise_in_a_notebook_is_registered_with_hints_in_levels() -> None:
+    registered = {k: v for k, v in _exercise.all_exercises().items() if not k.startswith("test_")}
+    in_notebooks = {meta["grade_id"]: number for number, meta in _answer_cells()}
+    assert set(registered) == set(in_notebooks)
+    for exercise_id, exercise in registered.items():
+        assert exercise.notebook == in_notebooks[exercise_id]
+        assert re.fullmatch(rf"ex{exercise.number}_\w+", exercise_id)
+        assert len(exercise.hints) >= 2, f"{exercise_id}: hints come in levels"
+
+
+_exercise.register(DOUBLE)
