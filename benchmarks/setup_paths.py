@@ -147,15 +147,14 @@ def grade_course(root: Path) -> GradingRun:
     submissions autograded, ``solutions`` (the instructors' edition as it is) and ``untouched``
     (the learner's edition, ``notebooks/``, as a learner first opens it)."""
     shutil.copy(REPO / "nbgrader_config.py", root)
-    source = root / "instructors" / ASSIGNMENT
-    shutil.copytree(SOURCE_NOTEBOOKS, source, ignore=shutil.ignore_patterns(".*"))
+    answer_key = root / "instructors" / ASSIGNMENT
+    shutil.copytree(SOURCE_NOTEBOOKS, answer_key, ignore=shutil.ignore_patterns(".*"))
     generate_seconds = run_nbgrader(root, "generate_assignment", ASSIGNMENT)
-    run = GradingRun(root, generate_seconds, 0.0)
-    for student, source in (("solutions", source), ("untouched", LEARNER_NOTEBOOKS)):
+    for student, handed_in in (("solutions", answer_key), ("untouched", LEARNER_NOTEBOOKS)):
         submission = root / "submitted" / student / ASSIGNMENT
         submission.mkdir(parents=True)
         for notebook in COURSE_NOTEBOOKS:
-            shutil.copy(source / notebook.name, submission)
+            shutil.copy(handed_in / notebook.name, submission)
     autograde_seconds = run_nbgrader(root, "autograde", ASSIGNMENT)
     return GradingRun(root, generate_seconds, autograde_seconds)
 

@@ -212,7 +212,8 @@ GPT_CLAIMS = {
     ),
 }
 
-NOTEBOOK_10 = Path(__file__).resolve().parent.parent / "instructors" / "notebooks" / "10_decoder_only_gpt.ipynb"
+REPO = Path(__file__).resolve().parent.parent
+NOTEBOOK_10 = REPO / "instructors" / "notebooks" / "10_decoder_only_gpt.ipynb"
 
 
 def notebook_10_cells(seed: int) -> list[str]:

@@ -1,5 +1,9 @@
 """Regenerate every PNG in figures/ from attnlib's plot helpers: `make figures`.
 
+The diagrams of `attnlib.course.diagrams` (the Transformer block, the head split, the KV
+cache, …) go to figures/diagrams/, named as in its FIGURES; `make figures diagrams/kv_cache.png`
+draws one.
+
 Deterministic: fixed sizes, DPI, seeds and no PNG metadata, so an unchanged
 figure rewrites the same bytes.
 """
@@ -22,7 +26,7 @@ from matplotlib.figure import Figure
 
 import attnlib
 from attnlib.course import attention_cost as cost
-from attnlib.course import date_tokenizer, date_translator, plots, sliders, word_vectors
+from attnlib.course import date_tokenizer, date_translator, diagrams, plots, sliders, word_vectors
 
 FIGURE_DIR = Path(__file__).resolve().parent
 DPI = 110
@@ -113,12 +117,20 @@ FIGURES: dict[str, Callable[[], Figure]] = {
 }
 
 
+# The diagrams drawn with code, by their path under figures/.
+DIAGRAMS: dict[str, Callable[[], Figure]] = {
+    f"diagrams/{name}": draw for name, draw in diagrams.FIGURES.items()
+}
+EVERY_FIGURE = {**FIGURES, **DIAGRAMS}
+
+
 def main(names: list[str]) -> None:
-    unknown = sorted(set(names) - FIGURES.keys())
+    unknown = sorted(set(names) - EVERY_FIGURE.keys())
     if unknown:
-        raise SystemExit(f"unknown figure(s) {unknown}; choose from {sorted(FIGURES)}")
-    for name in names or list(FIGURES):
-        fig = FIGURES[name]()
+        raise SystemExit(f"unknown figure(s) {unknown}; choose from {sorted(EVERY_FIGURE)}")
+    (FIGURE_DIR / "diagrams").mkdir(exist_ok=True)
+    for name in names or list(EVERY_FIGURE):
+        fig = EVERY_FIGURE[name]()
         path = FIGURE_DIR / name
         fig.savefig(path, dpi=DPI, metadata={"Software": None})
         plt.close(fig)

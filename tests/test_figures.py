@@ -34,6 +34,38 @@ def test_figure_is_written_deterministically(name: str, tmp_path: Path) -> None:
     assert first == paths[1].read_bytes()
 
 
+@pytest.mark.parametrize("name", sorted(make_figures.DIAGRAMS))
+def test_diagram_is_titled_and_written_deterministically(name: str, tmp_path: Path) -> None:
+    """A diagram of boxes and arrows has no axes to label, but it has a title."""
+    paths = []
+    for attempt in range(2):
+        fig = make_figures.DIAGRAMS[name]()
+        titles = [fig.get_suptitle(), *(ax.get_title() for ax in fig.axes)]
+        assert any(titles), f"{name} has no title"
+        path = tmp_path / f"{attempt}.png"
+        fig.savefig(path, dpi=make_figures.DPI, metadata={"Software": None})
+        plt.close(fig)
+        paths.append(path)
+    first = paths[0].read_bytes()
+    assert first.startswith(b"\x89PNG") and len(first) > 10_000
+    assert first == paths[1].read_bytes()
+
+
+def test_every_diagram_is_stored_shown_in_the_readme_and_drawn_in_its_notebook() -> None:
+    stored = {f"diagrams/{p.name}" for p in (FIGURE_SCRIPT.parent / "diagrams").glob("*.png")}
+    assert stored == set(make_figures.DIAGRAMS), "figures/diagrams/ differs from `make figures`"
+    readme = (FIGURE_SCRIPT.parent.parent / "README.md").read_text(encoding="utf-8")
+    notebooks = FIGURE_SCRIPT.parent.parent / "instructors" / "notebooks"
+    for name in stored:
+        assert f"(figures/{name})" in readme, f"README does not show {name}"
+    for module in {draw.__module__ for draw in make_figures.DIAGRAMS.values()}:
+        short = module.rsplit(".", 1)[-1]  # nb08_transformer_block
+        path = next(notebooks.glob(f"{short[2:4]}_*.ipynb"))
+        assert f"diagrams.{short}.draw(" in path.read_text(encoding="utf-8"), (
+            f"{path.name} does not draw {module}"
+        )
+
+
 def test_every_figure_is_stored() -> None:
     for name in make_figures.FIGURES:
         assert (FIGURE_SCRIPT.parent / name).is_file(), f"figures/{name} missing: `make figures`"

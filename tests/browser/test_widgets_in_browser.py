@@ -1,8 +1,11 @@
 """The notebooks' widgets work as a learner uses them, in JupyterLab in headless Chromium.
 
 nbval runs the notebooks but cannot see a widget work: an `interact` callback draws into an
-Output widget, which only a front end fills. Here each notebook with an `interact(` cell or a
-playground is opened in a real JupyterLab and run with Run → Run All Cells. In each
+Output widget, which only a front end fills. Here each notebook of the learner's edition
+(notebooks/, what `make lab` opens) with an `interact(` cell or a playground is opened in a
+real JupyterLab, untouched, and run with Run → Run All Cells. Every code cell must run: the
+checks of the unfinished exercises say "not done yet" (in cells tagged `raises-exception`,
+so Run All goes on), one per graded exercise, and nothing else fails. In each
 `interact` widget every slider is moved with the keyboard (every dropdown and toggle button
 changed with the mouse), and the plot or text below it must change each time. In each
 playground every text box is emptied and then given the example its placeholder suggests,
@@ -72,6 +75,12 @@ class InteractCell:
 class PlaygroundCell:
     code_index: int
     kinds: tuple[str, ...]  # the playgrounds' modules, in order: "sampler", "gpt_views", ...
+
+
+def _graded_checks(path: Path) -> int:
+    """The graded check cells: each fails with "not done yet" in the untouched edition."""
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    return sum(1 for c in cells if c.get("metadata", {}).get("nbgrader", {}).get("grade"))
 
 
 def _code_sources(path: Path) -> list[str]:
@@ -300,6 +309,11 @@ def test_widgets_and_playgrounds_respond_in_jupyterlab(
     notebook = notebook_page(name)
     try:
         run_all_cells(notebook, code_cells)
+        not_done = [text for text in notebook.state()["stderr"] if "not done yet" in text]
+        assert len(not_done) == _graded_checks(path), (
+            f"{name}: {len(not_done)} checks say 'not done yet', the notebook has "
+            f"{_graded_checks(path)} graded exercises"
+        )
         shots = 0
         for cell in _interact_cells(path):
             code_cell = notebook.page.locator(".jp-CodeCell").nth(cell.code_index)
