@@ -2,8 +2,9 @@
 
 ``python tests/minilm_activations.py`` runs the reference model (as sentence-transformers
 loads it) on a padded batch of two sentences, records each sub-module's output through
-forward hooks, and writes ``attnlib/data/minilm_activations.npz``. Notebook 11's capstone
-checker (:func:`attnlib.checks.check_own_minilm`) compares a learner's modules with it,
+forward hooks, and writes ``attnlib/data/minilm_activations.npz``. The check of notebook
+11's Exercise 7 (:func:`attnlib.checks.check_bert_encoder_layer`, its last stage in
+``attnlib/checks/nb11_pretrained/minilm_layers.py``) compares a learner's layers with it,
 sub-module by sub-module; ``tests/test_minilm_reference.py`` checks the stored file
 against a live recomputation.
 

@@ -158,8 +158,8 @@ def refused(exercise: Exercise, answer: object, called: list[str]) -> CheckResul
     names = ", ".join(dict.fromkeys(called))
     message = (
         f"✗ {exercise.name} calls {names}, which already does what this exercise asks you to "
-        "write. The check does not accept it: write it from the tensor operations the notebook "
-        f"has shown so far. Stuck? {exercise.hint_call()}"
+        "write. The check does not accept it: the point is to write that part yourself. "
+        f"Stuck? {exercise.hint_call()}"
     )
     return CheckResult(exercise.name, False, message)
 

@@ -25,11 +25,13 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Mapping
+from functools import cache
 
 import torch
 from torch import nn
 
 from attnlib.bert import BertConfig, BertModel, BertOutput
+from attnlib.encoder import EncoderLayer as _AttnlibEncoderLayer
 from attnlib.formats.minilm import MINILM_SHA256, minilm_files
 from attnlib.formats.safetensors_file import read_safetensors, verify_sha256
 from attnlib.formats.wordpiece import WordPieceTokenizer
@@ -58,8 +60,12 @@ class OwnModelError(ValueError):
         )]  # fmt: skip
 
 
+@cache
 def huggingface_names(config: BertConfig) -> dict[str, str]:
-    """Each parameter name of the capstone's layout and the checkpoint tensor it is loaded from."""
+    """Each parameter name of the capstone's layout and the checkpoint tensor it is loaded from.
+
+    (Cached: the table is built from a whole BertModel, 22 M parameters, once per config.)
+    """
     names = {}
     for ours, theirs in BertModel(config).parameter_names_in_huggingface().items():
         for old, new in _RENAMES.items():
@@ -86,6 +92,56 @@ def _owner(model: nn.Module, name: str, known: Mapping[str, str] | None = None) 
     return f"{path or 'the model'} ({type(module).__name__})"
 
 
+class LayerNorm(nn.LayerNorm):
+    """``torch.nn.LayerNorm`` built as the capstone's ``MyLayerNorm(d_model, eps)`` is.
+
+    Shapes:
+        x: ``(..., d_model)``; returns ``(..., d_model)``.
+    """
+
+    def __init__(self, d_model: int, eps: float) -> None:
+        super().__init__(d_model, eps=eps)
+
+
+class EncoderLayer(_AttnlibEncoderLayer):
+    """attnlib's post-norm, GELU :class:`attnlib.EncoderLayer` with the capstone's signatures:
+    ``EncoderLayer(d_model, num_heads, d_ff, eps)`` and ``forward(x, token_mask)``.
+
+    Shapes:
+        x: ``(B, T, C)``; token_mask: ``(B, T)`` bool, ``True`` = real token; returns
+        ``y (B, T, C)`` and the attention weights ``(B, H, T, T)``.
+    """
+
+    def __init__(self, d_model: int, num_heads: int, d_ff: int, eps: float) -> None:
+        super().__init__(
+            d_model, num_heads, d_ff, norm_first=False, activation="gelu", norm_eps=eps
+        )
+
+    def forward(  # type: ignore[override]
+        self, x: torch.Tensor, token_mask: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        return super().forward(x, mask=token_mask[:, None, None, :])  # (B, 1, 1, T) keys
+
+
+def max_pool(hidden: torch.Tensor, token_mask: torch.Tensor) -> torch.Tensor:
+    """For each sequence and feature, the largest value over the real tokens (Exercise 1).
+
+    Shapes:
+        hidden: ``(B, T, C)``; token_mask: ``(B, T)`` bool, ``True`` = real token, at least
+        one per row; returns ``(B, C)``.
+    """
+    lowest = torch.finfo(hidden.dtype).min  # below every real value, in any float dtype
+    return hidden.masked_fill(~token_mask[..., None], lowest).amax(dim=1)  # (B, C)
+
+
+@cache
+def minilm_state() -> dict[str, torch.Tensor]:
+    """all-MiniLM-L6-v2's tensors by their published names, read once (SHA-256 checked)."""
+    path = minilm_files() / "model.safetensors"
+    verify_sha256(path, MINILM_SHA256["model.safetensors"])
+    return {name.removeprefix("bert."): t for name, t in read_safetensors(path).items()}
+
+
 def load_minilm_into(
     model: nn.Module, state: Mapping[str, torch.Tensor] | None = None
 ) -> nn.Module:
@@ -102,13 +158,10 @@ def load_minilm_into(
             nearest name the loader knows), a tensor the model has no parameter for, or
             a shape that differs (both shapes given).
     """
-    if state is None:
-        path = minilm_files() / "model.safetensors"
-        verify_sha256(path, MINILM_SHA256["model.safetensors"])
-        state = read_safetensors(path)
+    state = minilm_state() if state is None else state
     state = {name.removeprefix("bert."): tensor for name, tensor in state.items()}
     config = getattr(model, "config", None) or BertConfig()
-    names = huggingface_names(config)
+    names = dict(huggingface_names(config))
     ours = dict(model.named_parameters())
     for name in ours:
         if name not in names:

@@ -1,0 +1,141 @@
+"""Notebook 00, Exercise 3: a linear layer that mixes the positions of a sequence, not its
+channels.
+
+``nn.Linear(T, T_out)`` stores its weight as ``(T_out, T)`` and its bias as ``(T_out,)``
+(section 5). Applied along the positions of ``x`` ``(..., T, C)``, it gives ``(..., T_out, C)``:
+``out[..., u, c] = Σ_t weight[u, t] · x[..., t, c] + bias[u]``, as the token-mixing layer of an
+MLP-Mixer does. The cases give every size its own value, so a product along the wrong
+dimension has the wrong shape, then make two sizes equal at a time (C = T, C = T_out,
+T = T_out) so that a wrong product or a bias along the wrong dimension runs instead of failing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+
+from attnlib.checks._calls import Forbidden
+from attnlib.checks._exercise import Exercise, Mistake, checker_of, register
+from attnlib.checks._framework import Case, CheckResult, fixed_generator, randn64
+from attnlib.checks.nb00_pytorch._errors import check_by_message
+
+Tensor = torch.Tensor
+
+MIX_POSITIONS = register(
+    Exercise(
+        id="ex3_mix_positions",
+        notebook="00",
+        number=3,
+        name="mix_positions",
+        hints=(
+            "nn.Linear(T, T_out) turns T numbers into T_out numbers. Here the T numbers it reads "
+            "are one channel of the sequence, a column of x, running along the positions: not a "
+            "row, which is what nn.Linear reads by default.",
+            "Either bring the positions to the last dimension, apply section 5's formula and put "
+            "them back; or write one matrix product in which the weight's T columns meet x's T "
+            "rows. Either way the bias holds one number per output position: it must line up "
+            "with the positions, not with the channels.",
+            "With the weight on the left, (T_out, T) times x's (..., T, C) gives (..., T_out, C) "
+            "and broadcasts over any batch. The bias (T_out,) then needs a trailing dimension of "
+            "size 1 so that each output position adds its own number to every channel.",
+        ),
+    )
+)
+
+# torch's linear layer is this exercise along the last dimension: F.linear and nn.Linear's
+# forward both end in the built-in `linear`.
+LINEAR_LAYERS = Forbidden(torch={"linear": "torch.nn.functional.linear"})
+
+
+def _channels_last(x: Tensor) -> Tensor:
+    return x.transpose(-2, -1)  # (..., C, T)
+
+
+MISTAKES = (
+    Mistake(
+        "applied the layer to the channels (the last dimension), as nn.Linear does by default",
+        "that mixes the C numbers of each position; this layer mixes the T positions of each "
+        "channel. It only runs at all when C happens to equal T.",
+        lambda x, w, b: x @ w.T + b,
+    ),
+    Mistake(
+        "added the bias along the channels instead of the positions",
+        "bias[u] belongs to output position u and is added to every channel there; added as it "
+        "is, (T_out,) lines up with the last dimension, the channels, and runs only when C = "
+        "T_out.",
+        lambda x, w, b: w @ x + b,
+    ),
+    Mistake(
+        "left out the bias",
+        "the product is right, but nn.Linear adds its bias to every output.",
+        lambda x, w, b: w @ x,
+    ),
+    Mistake(
+        "used the weight the wrong way round (its transpose)",
+        "the weight is stored (T_out, T), one row per output position: row u holds the numbers "
+        "that mix the T inputs into output u. Transposed, it runs only when T = T_out, and "
+        "mixes the wrong way.",
+        lambda x, w, b: w.T @ x + b[:, None],
+    ),
+    Mistake(
+        "added the bias before multiplying by the weight",
+        "the bias is added to the output, after the product: the weight would otherwise mix the "
+        "bias too.",
+        lambda x, w, b: w @ (x + b[:, None]),
+    ),
+    Mistake(
+        "reshaped x to (..., C, T) instead of transposing it",
+        "reshape re-reads the numbers in their stored order, so its rows are not the channels: "
+        "the positions and channels get mixed up. Only a transpose moves each channel's numbers "
+        "together.",
+        lambda x, w, b: (x.reshape(*x.shape[:-2], x.shape[-1], x.shape[-2]) @ w.T + b).reshape(
+            *x.shape[:-2], w.shape[0], x.shape[-1]
+        ),
+    ),
+    Mistake(
+        "swapped dimensions 1 and 2, which are the last two only for a (B, T, C) batch",
+        "a single sequence (T, C) has no dimension 2, and a (B1, B2, T, C) tensor has its "
+        "positions in dimension 2: counted from the end, the last two are -2 and -1 for any "
+        "shape.",
+        lambda x, w, b: (x.transpose(1, 2) @ w.T + b).transpose(1, 2),
+    ),
+    Mistake(
+        "moved the positions to the last dimension and did not move them back",
+        "the numbers are right but the result is (..., C, T_out); the layer's output keeps x's "
+        "layout, positions before channels: (..., T_out, C).",
+        lambda x, w, b: _channels_last(x) @ w.T + b,
+    ),
+)
+
+
+def reference(x: Tensor, weight: Tensor, bias: Tensor) -> Tensor:
+    """The answer by summation, entry by entry of the formula."""
+    return torch.einsum("ut,...tc->...uc", weight, x) + bias[:, None]
+
+
+def _cases() -> list[Case]:
+    g = fixed_generator()
+    specs = [  # (description, leading dims, T, C, T_out)
+        ("a batch (2, 3, 4) of 3 positions -> 5", (2,), 3, 4, 5),
+        ("one sequence (3, 4) -> 2 positions", (), 3, 4, 2),
+        ("T = C = T_out = 3, a batch of 2", (2,), 3, 3, 3),
+        ("C = T_out = 4, T = 3, a batch of 2", (2,), 3, 4, 4),
+        ("T = T_out = 4, C = 2, a batch of 3", (3,), 4, 2, 4),
+        ("a (2, 2, 3, 4) tensor -> 2 positions", (2, 2), 3, 4, 2),
+        ("one position, T = 1 -> 3 positions", (2,), 1, 4, 3),
+    ]
+    cases = []
+    for description, lead, t, c, t_out in specs:
+        x = randn64(*lead, t, c, generator=g)
+        weight, bias = randn64(t_out, t, generator=g), randn64(t_out, generator=g)
+        cases.append(Case(description, (x, weight, bias), reference(x, weight, bias)))
+    return cases
+
+
+@checker_of(MIX_POSITIONS, MISTAKES)
+def check_mix_positions(fn: Callable[[Tensor, Tensor, Tensor], Tensor]) -> CheckResult:
+    """Check ``mix_positions(x, weight, bias)``: ``(..., T, C)`` -> ``(..., T_out, C)``."""
+    return check_by_message(
+        MIX_POSITIONS, fn, _cases(), MISTAKES, forbidden=LINEAR_LAYERS, atol=1e-7, rtol=1e-6
+    )

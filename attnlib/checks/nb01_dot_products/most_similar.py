@@ -1,0 +1,191 @@
+"""Notebook 01, Exercise 3: for every vector of a (..., T, C) stack, the position of the most
+similar other vector, by cosine similarity.
+
+It takes the score table of section 10, made of cosines, with the word itself left out. The
+cases show each mistake: a stack with one very long vector (the plain dot product picks it for
+every row), vectors that all point apart (every cosine is negative, so a 0 put on the diagonal
+beats them all), a square stack (the table of the columns has the right shape), batches (dim 0
+and ``.T`` are wrong there) and two vectors (only the word itself is wrong there).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import torch
+
+from attnlib.checks._exercise import Exercise, Mistake, checker_of, register
+from attnlib.checks._framework import Case, CheckResult, fixed_generator, randn64
+from attnlib.checks._run import Property
+from attnlib.checks.nb00_pytorch._errors import check_by_message
+from attnlib.checks.nb01_dot_products.cosine import COSINES
+
+Tensor = torch.Tensor
+
+MOST_SIMILAR_OTHER = register(
+    Exercise(
+        id="ex3_most_similar_other",
+        notebook="01",
+        number=3,
+        name="most_similar_other",
+        hints=(
+            "Build the score table of section 10 from cosines instead of dot products: entry "
+            "[i, j] is cos(x_i, x_j). Row i then ranks every vector for x_i, and x_i itself is "
+            "always at the top of it (cosine 1), so it has to be taken out of the running.",
+            "Cosines of every pair at once are the dot products of unit vectors: divide every "
+            "vector (every row, along the last dimension) by its own length, then one matrix "
+            "product, transposing only the last two dimensions. Take each vector itself out with "
+            "a score that every real cosine beats, not with 0: cosines can be negative.",
+            "Put −∞ (or anything below −1) on the diagonal of the (…, T, T) table, for instance "
+            "with masked_fill and a (T, T) bool mask that is True on the diagonal, then take the "
+            "argmax along the last dimension. The result holds positions: int64, shape (…, T).",
+        ),
+    )
+)
+
+
+def _unit(x: Tensor) -> Tensor:
+    return x / x.norm(dim=-1, keepdim=True)
+
+
+def _cosines(x: Tensor) -> Tensor:
+    unit = _unit(x)
+    return unit @ unit.transpose(-2, -1)  # (..., T, T)
+
+
+def _diagonal(t: int) -> Tensor:
+    return torch.eye(t, dtype=torch.bool)
+
+
+def _best_other(table: Tensor) -> Tensor:
+    return table.masked_fill(_diagonal(table.shape[-1]), -math.inf).argmax(dim=-1)
+
+
+def _fill_diagonal(table: Tensor) -> Tensor:
+    return table.clone().fill_diagonal_(-math.inf).argmax(dim=-1)
+
+
+def _reversed_transpose(unit: Tensor) -> Tensor:
+    return unit @ unit.permute(*reversed(range(unit.dim())))  # what .T does to a batch
+
+
+MISTAKES = (
+    Mistake(
+        "returned each vector itself (row i gives i)",
+        "a vector's cosine with itself is 1, the largest a cosine can be, so it wins its own "
+        "row unless it is taken out first (and if the smallest score is taken instead, the "
+        "stand-in that took it out wins).",
+        lambda x: _cosines(x).argmax(dim=-1),
+    ),
+    Mistake(
+        "ranked by a score that still grows with the other vector's length (the dot product)",
+        "the dot product rewards length, as cat·dog > cat·cat showed: a long vector wins rows it "
+        "barely points along. The cosine divides both lengths out.",
+        lambda x: _best_other(x @ x.transpose(-2, -1)),
+    ),
+    Mistake(
+        "took the vector itself out by putting 0 on the diagonal",
+        "cosines run from −1 to 1: where every other vector points away (all cosines negative), "
+        "the 0 on the diagonal is the largest and the vector picks itself.",
+        lambda x: _cosines(x).masked_fill(_diagonal(x.shape[-2]), 0.0).argmax(dim=-1),
+    ),
+    Mistake(
+        "divided by the lengths of the columns (dimension -2), not of each vector",
+        "a vector is a row, its entries along the last dimension: each row is divided by its "
+        "own length.",
+        lambda x: _best_other((u := x / x.norm(dim=-2, keepdim=True)) @ u.transpose(-2, -1)),
+    ),
+    Mistake(
+        "took the least similar vector (the smallest cosine)",
+        "the most similar vector has the largest cosine: the argmax of its row.",
+        lambda x: _cosines(x).masked_fill(_diagonal(x.shape[-2]), math.inf).argmin(dim=-1),
+    ),
+    Mistake(
+        "returned the best cosine, not the position of the vector that has it",
+        "the task asks where the most similar vector is, a position (an int64 index), not how "
+        "similar it is.",
+        lambda x: _cosines(x).masked_fill(_diagonal(x.shape[-2]), -math.inf).amax(dim=-1),
+    ),
+    Mistake(
+        "built the table with the transpose on the left, XᵀX",
+        "XᵀX pairs the C dimensions with each other; the table pairs the T vectors, the rows: "
+        "(T, C) times (C, T).",
+        lambda x: _best_other(_unit(x).transpose(-2, -1) @ _unit(x)),
+    ),
+    Mistake(
+        "took the largest along dim 0, which is the batch of a (B, T, C) input",
+        "for one stack the table is symmetric and dim 0 happens to work; for a batch dim 0 "
+        "runs across the batch. Each row's best is along the last dimension.",
+        lambda x: _cosines(x).masked_fill(_diagonal(x.shape[-2]), -math.inf).argmax(dim=0),
+    ),
+    Mistake(
+        "took the vector itself out with fill_diagonal_, which takes one square matrix only",
+        "a batch of tables (B, T, T) is not one square matrix: fill_diagonal_ wants every "
+        "dimension of the same size and refuses, or fills only the entries [i, i, i]. Each "
+        "table of the batch needs its own diagonal.",
+        lambda x: _fill_diagonal(_cosines(x)),
+    ),
+    Mistake(
+        "used .T, which reverses every dimension of a batch",
+        "for a (B, T, C) batch, .T gives (C, T, B), which mixes the batch into the product; "
+        "only the last two dimensions are to be swapped.",
+        lambda x: _best_other(_reversed_transpose(_unit(x))),
+    ),
+    Mistake(
+        "ranked by the distance between the vectors",
+        "the distance depends on the lengths as well as the directions: a short vector is near "
+        "every other short one. The cosine compares directions only.",
+        lambda x: torch.cdist(x, x).masked_fill(_diagonal(x.shape[-2]), math.inf).argmin(dim=-1),
+    ),
+)
+
+
+def _indices(got: object, case: Case) -> str | None:
+    if isinstance(got, Tensor) and got.is_floating_point():
+        return (
+            f"the result holds numbers of dtype {got.dtype}; it should hold positions, the "
+            "indices of the most similar vectors (int64)"
+        )
+    return None
+
+
+def _pointing_apart() -> Tensor:
+    """Three 2-D vectors at 0°, 100° and 215°, of lengths 1, 2 and 0.5: every cosine < 0."""
+    angles = torch.tensor([0.0, 100.0, 215.0], dtype=torch.float64).deg2rad()
+    lengths = torch.tensor([1.0, 2.0, 0.5], dtype=torch.float64)
+    return torch.stack([angles.cos(), angles.sin()], dim=-1) * lengths[:, None]  # (3, 2)
+
+
+def _scaled(x: Tensor, g: torch.Generator) -> Tensor:
+    """x with every vector given its own length, from 0.2 to 3 times."""
+    return x * (0.2 + 2.8 * torch.rand(*x.shape[:-1], 1, generator=g, dtype=torch.float64))
+
+
+def _cases() -> list[Case]:
+    g = fixed_generator()
+    one_long = randn64(5, 4, generator=g)
+    one_long[2] *= 6
+    specs = [
+        ("5 vectors of 4 numbers, vector 2 six times longer", one_long),
+        ("3 vectors pointing apart (every cosine is negative)", _pointing_apart()),
+        ("a square stack of 4 vectors of 4 numbers", _scaled(randn64(4, 4, generator=g), g)),
+        ("a batch of 2 stacks of 4 vectors, (2, 4, 3)", _scaled(randn64(2, 4, 3, generator=g), g)),
+        ("a batch of 3 stacks of 5 vectors, (3, 5, 2)", _scaled(randn64(3, 5, 2, generator=g), g)),
+        ("two vectors", _scaled(randn64(2, 3, generator=g), g)),
+    ]
+    return [Case(d, (x,), _best_other(_cosines(x))) for d, x in specs]
+
+
+@checker_of(MOST_SIMILAR_OTHER, MISTAKES)
+def check_most_similar_other(fn: Callable[[Tensor], Tensor]) -> CheckResult:
+    """Check ``most_similar_other(X)``: for each row of ``(..., T, C)``, the index of the other
+    row with the largest cosine similarity, ``(..., T)``."""
+    return check_by_message(
+        MOST_SIMILAR_OTHER,
+        fn,
+        _cases(),
+        MISTAKES,
+        forbidden=COSINES,
+        properties=(Property(_indices),),
+    )

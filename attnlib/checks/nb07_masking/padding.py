@@ -1,0 +1,211 @@
+"""Notebook 07, Exercise 2: the padding mask of a batch, ``(B, 1, 1, max_len)``, True = real token.
+
+The cases show each mistake: lengths that end in the middle (``<`` versus ``<=``, counting from 1),
+a square batch (B = max_len hides a transposed comparison), a sentence of length 0, and a max_len
+longer than every sentence (a mask only as wide as the longest one).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+
+import attnlib
+from attnlib.checks._calls import Forbidden
+from attnlib.checks._exercise import Exercise, Mistake, checker_of, register
+from attnlib.checks._framework import Case, CheckResult
+from attnlib.checks._run import Property, call, check_function
+
+Tensor = torch.Tensor
+
+PADDING_MASK = register(
+    Exercise(
+        id="ex2_padding_mask",
+        notebook="07",
+        number=2,
+        name="my_padding_mask",
+        hints=(
+            "Key j of sentence b is a real token when it comes before the end of that sentence: "
+            "j < lengths[b], positions counting from 0. The mask answers that question for every "
+            "sentence and every position, in a shape that broadcasts against scores "
+            "(B, H, T_q, T_k).",
+            "One comparison can answer it for the whole batch: the positions 0 … max_len − 1 laid "
+            "out along one dimension, the B lengths along another, and broadcasting makes the "
+            "(B, max_len) table. The scores have two more dimensions, heads and queries, between "
+            "the batch and the keys.",
+            "Compare a row of the positions (size max_len) with a column of the lengths (shape "
+            "(B, 1)) using a strict 'less than'; that gives (B, max_len). Then insert two "
+            "dimensions of size 1 after the batch dimension. A length of 0 gives a row of "
+            "False; a length equal to max_len a row of True.",
+        ),
+    )
+)
+
+PADDING_MASK_IMPLEMENTATIONS = Forbidden(
+    python={
+        attnlib.padding_mask: "attnlib.padding_mask",
+        attnlib.padding_mask_from_ids: "attnlib.padding_mask_from_ids",
+        attnlib.padding_mask_from_token_mask: "attnlib.padding_mask_from_token_mask",
+    }
+)
+
+
+def _table(lengths: list[int], max_len: int, *, shift: int = 0) -> Tensor:
+    """(B, max_len): position j + shift < lengths[b]."""
+    positions = torch.arange(max_len) + shift
+    return positions[None, :] < torch.tensor(lengths)[:, None]
+
+
+def reference(lengths: list[int], max_len: int) -> Tensor:
+    """True at key j of sentence b when j < lengths[b]: ``(B, 1, 1, max_len)``."""
+    return _table(lengths, max_len)[:, None, None, :]
+
+
+def _transposed(lengths: list[int], max_len: int) -> Tensor:
+    table = torch.tensor(lengths)[None, :] > torch.arange(max_len)[:, None]  # (max_len, B)
+    return table[:, None, None, :]
+
+
+def _as_wide_as_the_longest(lengths: list[int], max_len: int) -> Tensor:
+    return reference(lengths, max(lengths))
+
+
+def _real_tokens_at_the_end(lengths: list[int], max_len: int) -> Tensor:
+    table = torch.arange(max_len)[None, :] >= max_len - torch.tensor(lengths)[:, None]
+    return table[:, None, None, :]
+
+
+WITHOUT_DIMS = Mistake(
+    "returned the (B, max_len) table without the two size-1 dimensions",
+    "scores are (B, H, T_q, T_k): a (B, max_len) mask lines up its batch with the queries "
+    "instead, so it needs size 1 at the head and query dimensions.",
+    lambda lengths, n: _table(lengths, n),
+)
+
+
+MISTAKES = (
+    Mistake(
+        "compared with <= instead of <: the position just after each sentence counts as real",
+        "positions count from 0, so a sentence of length 3 has its real tokens at 0, 1 and 2; "
+        "position 3 is the first pad.",
+        lambda lengths, n: (torch.arange(n)[None, :] <= torch.tensor(lengths)[:, None])[
+            :, None, None, :
+        ],
+    ),
+    Mistake(
+        "counted the positions from 1: the last real token is marked as padding",
+        "the first key is position 0, so key j is real when j < length; with positions "
+        "1 … max_len the last word of every sentence is hidden.",
+        lambda lengths, n: _table(lengths, n, shift=1)[:, None, None, :],
+    ),
+    Mistake(
+        "wrote True for the padding (True = ignore this key)",
+        "in this course True means 'may attend', a real token; True = ignore is "
+        "nn.MultiheadAttention's key_padding_mask, the opposite convention.",
+        lambda lengths, n: ~reference(lengths, n),
+    ),
+    WITHOUT_DIMS,
+    Mistake(
+        "put the positions in the query dimension, (B, 1, max_len, 1)",
+        "padding hides keys, not queries: the positions go last, where they broadcast against "
+        "the keys' dimension of the scores.",
+        lambda lengths, n: _table(lengths, n)[:, None, :, None],
+    ),
+    Mistake(
+        "put the size-1 dimensions first, (1, 1, B, max_len)",
+        "the batch comes first, as in the scores (B, H, T_q, T_k): with the batch in the query "
+        "dimension, sentence b's mask would be used for query b of every sentence.",
+        lambda lengths, n: _table(lengths, n)[None, None],
+    ),
+    Mistake(
+        "compared the lengths along the rows and the positions along the columns: (max_len, B)",
+        "each sentence of the batch gets one row of the mask, one entry per position: the "
+        "table is (B, max_len).",
+        _transposed,
+    ),
+    Mistake(
+        "returned a mask of numbers (0 and 1), not a bool tensor",
+        "masks are bool: PyTorch reads a float mask as numbers to add to the scores, so 1 and 0 "
+        "would hide nothing.",
+        lambda lengths, n: reference(lengths, n).float(),
+    ),
+    Mistake(
+        "made the mask as wide as the longest sentence instead of max_len",
+        "the batch is padded to max_len, which can be longer than every sentence: the mask needs "
+        "a column for every key of the scores.",
+        _as_wide_as_the_longest,
+    ),
+    Mistake(
+        "put the real tokens at the end of each row (padding on the left)",
+        "these sentences are padded on the right: the real tokens are the first lengths[b] "
+        "positions.",
+        _real_tokens_at_the_end,
+    ),
+    Mistake(
+        "repeated each row for every query: the mask is (B, 1, max_len, max_len)",
+        "the size-1 query dimension lets broadcasting reuse one row for every query, without "
+        "storing max_len copies of it.",
+        lambda lengths, n: reference(lengths, n).expand(-1, 1, n, n),
+    ),
+)
+
+
+def _first_wrong_entry() -> Property:
+    def problem(got: object, case: Case) -> str | None:
+        lengths, _ = case.args
+        if not isinstance(got, Tensor) or got.shape != case.expected.shape:
+            return None
+        real, expected = got.detach() != 0, case.expected
+        if torch.equal(real, expected):
+            return None  # right values in another dtype: the comparison says so
+        if torch.equal(real, ~expected):
+            return "every entry is the opposite of what it should be (True means 'may attend')"
+        b, _, _, j = (int(n) for n in torch.nonzero(real != expected)[0])
+        if j < lengths[b]:
+            return (
+                f"sentence {b} has length {lengths[b]}, so position {j} is a real token (True), "
+                "got False"
+            )
+        return f"sentence {b} has length {lengths[b]}, so position {j} is padding (False), got True"
+
+    return Property(problem)
+
+
+def _cases() -> list[Case]:
+    specs = [
+        ("lengths [3, 5, 1], max_len 5", [3, 5, 1], 5),
+        ("one full sentence: lengths [4], max_len 4", [4], 4),
+        ("a square batch: lengths [1, 3, 2], max_len 3", [1, 3, 2], 3),
+        ("an empty sentence: lengths [0, 2], max_len 3", [0, 2], 3),
+        ("max_len longer than every sentence: lengths [1, 2], max_len 6", [1, 2], 6),
+        ("lengths [2, 7, 4, 6], max_len 7", [2, 7, 4, 6], 7),
+    ]
+    return [Case(name, (lengths, n), reference(lengths, n)) for name, lengths, n in specs]
+
+
+@checker_of(PADDING_MASK, MISTAKES)
+def check_my_padding_mask(fn: Callable[[list[int], int], Tensor]) -> CheckResult:
+    """Check ``my_padding_mask(lengths, max_len)``: bool ``(B, 1, 1, max_len)``."""
+    cases = _cases()
+    result = check_function(
+        PADDING_MASK,
+        fn,
+        cases,
+        MISTAKES,
+        forbidden=PADDING_MASK_IMPLEMENTATIONS,
+        properties=(_first_wrong_entry(),),
+    )
+    if result.passed or "not one of the usual mistakes" not in result.message:
+        return result
+    # A (B, max_len) table is named for its missing dimensions first, whatever else is wrong.
+    tables = [call(fn, case).value for case in cases]
+    if all(_is_bare_table(table, case) for table, case in zip(tables, cases, strict=True)):
+        named = Mistake(WITHOUT_DIMS.name, WITHOUT_DIMS.why, fn)
+        return check_function(PADDING_MASK, fn, cases, [named], properties=(_first_wrong_entry(),))
+    return result
+
+
+def _is_bare_table(table: object, case: Case) -> bool:
+    lengths, max_len = case.args
+    return isinstance(table, Tensor) and tuple(table.shape) == (len(lengths), max_len)

@@ -1,0 +1,288 @@
+"""Notebook 11's capstone: run a learner's ``nn.Module`` class on cases and name its mistake.
+
+A :class:`ModuleCase` builds the class with its arguments (``MyLayerNorm(8, 0.1)``), moves it
+to the case's dtype, copies given weights into its parameters **by name** (what the MiniLM
+loader will do), runs ``forward`` on copies of the inputs and compares what comes back with the
+reference's; for the attention and the layer only the real tokens' rows count (``keep``). Each
+mistake of an exercise's table is a learner-style class with the same parameters: it gets the
+same weights and inputs, and the first whose outputs are the learner's on every case is named,
+as :func:`attnlib.checks._run.check_function` does for functions. The whole run is watched for
+calls of the implementation the exercise asks for (:class:`~attnlib.checks._calls.CallWatch`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch import nn
+
+from attnlib.checks._calls import NOTHING, CallWatch, Forbidden
+from attnlib.checks._exercise import Exercise, Mistake, failed, not_done, passed, refused
+from attnlib.checks._framework import Case, CheckResult, compare_outputs
+from attnlib.checks._run import Outcome, recognise
+
+Tensor = torch.Tensor
+
+
+class WeightsDoNotFitError(ValueError):
+    """The learner's parameters are not named or shaped as the task says."""
+
+
+def _as_is(result: Any) -> Any:
+    return result
+
+
+@dataclass(frozen=True)
+class ModuleCase:
+    """One build and one call of the learner's class: ``cls(*init_args)``, the weights ``state``
+    loaded by name, then ``forward(*inputs)``; ``keep`` restricts what is compared."""
+
+    description: str
+    init_args: tuple[Any, ...]
+    state: Mapping[str, Tensor]
+    inputs: tuple[Any, ...]
+    expected: Any  # a tensor, or a tuple of them (already passed through ``keep``)
+    keep: Callable[[Any], Any] = _as_is
+    dtype: torch.dtype = torch.float64
+    atol: float | None = None
+    rtol: float | None = None
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What a module check found, before it becomes a report (a layer's check reuses it)."""
+
+    kind: str  # "passed", "failed", "refused" or "not_done"
+    what: str = ""  # passed: what was tried
+    where: str = ""  # failed: the failing case
+    problem: str = ""
+    mistake: Mistake | None = None
+    called: tuple[str, ...] = ()  # refused: the forbidden calls seen
+    task: str = ""  # not_done: the stub's task
+
+
+def signature(cls: object, init_args: Sequence[Any]) -> str:
+    """How a report names one build: ``MyLayerNorm(8, 0.1)``."""
+    return f"{getattr(cls, '__name__', repr(cls))}({', '.join(repr(a) for a in init_args)})"
+
+
+def task_of_class(cls: object) -> str:
+    """The class's own docstring on one line (not one inherited from ``nn.Module``)."""
+    doc = cls.__dict__.get("__doc__") if isinstance(cls, type) else None
+    return " ".join((doc or "").split())
+
+
+def load_weights(module: nn.Module, state: Mapping[str, Tensor], what: str) -> None:
+    """Copy ``state`` into ``module``'s parameters of the same names, or say why it cannot."""
+    ours = dict(module.named_parameters())
+    if set(ours) != set(state):
+        lacking, unknown = sorted(set(state) - set(ours)), sorted(set(ours) - set(state))
+        problem = f"{what} has the parameters {sorted(ours)}; the weights are named {sorted(state)}"
+        problem += f" (missing: {lacking})" if lacking else ""
+        problem += f" (not expected: {unknown})" if unknown else ""
+        raise WeightsDoNotFitError(problem + ". Name the modules and parameters as the task says.")
+    for name, tensor in state.items():
+        if ours[name].shape != tensor.shape:
+            raise WeightsDoNotFitError(
+                f"{what}: its parameter {name} has shape {tuple(ours[name].shape)}, but the "
+                f"weight to load has shape {tuple(tensor.shape)} (nn.Linear(a, b) stores a "
+                "weight of shape (b, a))"
+            )
+    with torch.no_grad():
+        for name, tensor in state.items():
+            ours[name].copy_(tensor)
+
+
+def build(cls: Callable[..., Any], case: ModuleCase) -> nn.Module:
+    """``cls(*case.init_args)`` in the case's dtype, with the case's weights, in eval mode."""
+    module = cls(*case.init_args)
+    if not isinstance(module, nn.Module):
+        raise TypeError(f"it gives a {type(module).__name__}, not an nn.Module")
+    module = module.to(case.dtype)
+    load_weights(module, case.state, signature(cls, case.init_args))
+    return module.eval()
+
+
+def _copies(values: Sequence[Any]) -> tuple[Any, ...]:
+    return tuple(v.clone() if isinstance(v, Tensor) else v for v in values)
+
+
+def run(cls: Callable[..., Any], case: ModuleCase) -> Any:
+    """Build ``cls`` for the case and return what its forward gives, through ``keep``."""
+    module = build(cls, case)
+    with torch.no_grad():
+        return case.keep(module(*_copies(case.inputs)))
+
+
+def attempt(cls: Callable[..., Any], case: ModuleCase) -> tuple[Outcome, str]:
+    """:func:`run` for the learner's class, with the stage that raised ("building" or
+    "forward"); ``NotImplementedError`` is left to the caller."""
+    try:
+        module = build(cls, case)
+    except NotImplementedError:
+        raise
+    except Exception as error:  # the learner's bug, reported instead of a traceback
+        return Outcome(error=error), "building"
+    try:
+        with torch.no_grad():
+            return Outcome(value=case.keep(module(*_copies(case.inputs)))), "forward"
+    except NotImplementedError:
+        raise
+    except Exception as error:
+        return Outcome(error=error), "forward"
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, Tensor):
+        return f"a tensor of shape {tuple(value.shape)}"
+    return f"a {type(value).__name__}"
+
+
+def compare(got: Any, expected: Any, names: Sequence[str], atol: float, rtol: float) -> str | None:
+    """None when ``got`` is ``expected``, else a sentence saying how it differs."""
+    if isinstance(expected, tuple):
+        if not isinstance(got, (tuple, list)) or len(got) != len(expected):
+            wanted = ", ".join(names[: len(expected)])
+            return f"forward should return {len(expected)} results ({wanted}), got {_describe(got)}"
+        for name, part, right in zip(names, got, expected, strict=False):
+            problem = compare_outputs(part, right, name, atol, rtol)
+            if problem is not None:
+                return problem
+        return None
+    if isinstance(got, (tuple, list)):
+        return f"forward should return one tensor, {names[0]}, got a {type(got).__name__}"
+    return compare_outputs(got, expected, names[0], atol, rtol)
+
+
+def check_module(
+    cls: object,
+    cases: Sequence[ModuleCase],
+    mistakes: Sequence[Mistake] = (),
+    *,
+    forbidden: Forbidden = NOTHING,
+    output_names: Sequence[str] = ("the output",),
+    atol: float = 1e-6,
+    rtol: float = 1e-5,
+) -> Verdict:
+    """Run the learner's class on every case; on a failure, name the mistake it behaves like.
+
+    The cases are float64, but the tolerance is float32's: an answer that computes a step in
+    float32 (a softmax, say) is right, and every mistake departs by far more."""
+    if not isinstance(cls, type):
+        problem = f"expected a class (an nn.Module subclass), got {_describe(cls)}"
+        return Verdict("failed", where="as a whole", problem=problem)
+    outcomes, problems = [], []
+    for case in cases:
+        watch = CallWatch(forbidden)
+        try:
+            with watch:
+                outcome, stage = attempt(cls, case)
+        except NotImplementedError as error:
+            return Verdict("not_done", task=str(error) or task_of_class(cls))
+        if watch.seen:
+            return Verdict("refused", called=tuple(watch.seen))
+        outcomes.append(outcome)
+        tolerance = (
+            atol if case.atol is None else case.atol,
+            rtol if case.rtol is None else case.rtol,
+        )
+        if outcome.error is None:
+            problems.append(compare(outcome.value, case.expected, output_names, *tolerance))
+        elif isinstance(outcome.error, WeightsDoNotFitError):
+            problems.append(str(outcome.error))
+        else:
+            built = signature(cls, case.init_args)
+            who = built if stage == "building" else f"{built}.forward"
+            problems.append(f"{who} raised {type(outcome.error).__name__}: {outcome.error}")
+    wrong = [problem is not None for problem in problems]
+    if not any(wrong):
+        return Verdict(
+            "passed", what="the 1 case" if len(cases) == 1 else f"all {len(cases)} cases"
+        )
+    first = wrong.index(True)
+    as_cases = [Case(c.description, (c,), c.expected, c.atol, c.rtol) for c in cases]
+    theirs = {id(case): outcome.value for case, outcome in zip(cases, outcomes, strict=True)}
+    as_functions = [Mistake(m.name, m.why, _runner(m.fn, theirs)) for m in mistakes]
+    mistake = recognise(as_functions, as_cases, outcomes, wrong, atol, rtol)
+    where = f"case '{cases[first].description}'"
+    return Verdict("failed", where=where, problem=str(problems[first]), mistake=mistake)
+
+
+def _runner(mistake_cls: Callable[..., Any], learners: dict[int, Any]) -> Callable[..., Any]:
+    """The mistake as a function of a case. Where the mistake leaves its result undefined
+    (NaN: a softmax over nothing but blocked scores), any value of the learner's counts as a
+    match, so that a mistake is named whichever fill (-inf or the dtype's minimum) it came with.
+    """
+
+    def run_mistake(case: ModuleCase) -> Any:
+        return _undefined_is_theirs(run(mistake_cls, case), learners.get(id(case)))
+
+    return run_mistake
+
+
+def _undefined_is_theirs(value: Any, theirs: Any) -> Any:
+    if isinstance(value, tuple):
+        if isinstance(theirs, (tuple, list)) and len(theirs) == len(value):
+            return tuple(_undefined_is_theirs(v, t) for v, t in zip(value, theirs, strict=True))
+        return value
+    if (
+        isinstance(value, Tensor)
+        and isinstance(theirs, Tensor)
+        and value.is_floating_point()
+        and theirs.shape == value.shape
+    ):
+        return torch.where(torch.isnan(value), theirs.to(value.dtype), value)
+    return value
+
+
+def report(exercise: Exercise, answer: object, verdict: Verdict) -> CheckResult:
+    """The verdict as the exercise's report (which also records whether it was accepted)."""
+    if verdict.kind == "passed":
+        return passed(exercise, answer, verdict.what)
+    if verdict.kind == "refused":
+        return refused(exercise, answer, list(verdict.called))
+    if verdict.kind == "not_done":
+        return not_done(exercise, answer, verdict.task)
+    return failed(exercise, answer, verdict.where, verdict.problem, verdict.mistake)
+
+
+def real_rows(token_mask: Tensor) -> Callable[[Any], Any]:
+    """A ``keep`` that zeroes the rows of padding queries in ``(B, T, C)`` outputs, and in
+    ``(B, H, T, T)`` weights also the columns of padding keys: what a padding position computes
+    is never used, and a padding key's weight (which must be 0) shows in the real keys' weights,
+    which must then sum to 1."""
+    batch, length = token_mask.shape
+
+    def part(value: Any) -> Any:
+        if not isinstance(value, Tensor):
+            return value
+        if value.dim() == 3 and tuple(value.shape[:2]) == (batch, length):
+            return torch.where(token_mask[..., None], value, 0)  # (B, T, C)
+        if value.dim() == 4 and value.shape[0] == batch and value.shape[2:] == (length, length):
+            pairs = token_mask[:, None, :, None] & token_mask[:, None, None, :]  # (B, 1, T, T)
+            return torch.where(pairs, value, 0)  # (B, H, T, T): real queries and real keys
+        return value
+
+    def keep(result: Any) -> Any:
+        if isinstance(result, (tuple, list)):
+            return tuple(part(value) for value in result)
+        return part(result)
+
+    return keep
+
+
+def random_state(
+    module: nn.Module, generator: torch.Generator, dtype: torch.dtype = torch.float64
+) -> dict[str, Tensor]:
+    """New weights for ``module`` (drawn from ``generator``, representable in ``dtype``), loaded
+    into it in float64; returns them by name."""
+    state = {
+        name: (0.5 * torch.randn(p.shape, generator=generator) + 0.1).to(dtype).double()
+        for name, p in module.named_parameters()
+    }
+    module.double().eval()
+    load_weights(module, state, type(module).__name__)
+    return state
