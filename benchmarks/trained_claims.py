@@ -2,8 +2,8 @@
 
 `python -m benchmarks.trained_claims` trains the date translator (09: the stored model's
 recipe, and the learner's loop of §6, which adds label smoothing) and the character GPT
-(10: the notebook's own cells, whose block and loop the learner writes) over several runs
-that differ as runs on other machines could: seeds 0–4 in float64 (the default), seed 0
+(10: the notebook's own cells, whose block the learner writes and whose loop is given) over
+several runs that differ as runs on other machines could: seeds 0–4 in float64 (the default), seed 0
 under rounding noise moving every inexact result up and then down (as another CPU might
 round; see `tests/portability/rounding_noise.py`), and, for 09, seed 0 in float32
 (notebook 10 trains in float64 by design). For every claim a notebook asserts, it prints
@@ -29,6 +29,7 @@ from pathlib import Path
 
 import torch
 
+from attnlib import checks
 from attnlib.course import date_tokenizer, date_translator, dates
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "portability"))
@@ -170,6 +171,18 @@ LOOP_CLAIMS = {
         "09 §6", "your loop: last-50 mean loss minus the smoothed floor", 0.05, "max"
     ),
     "greedy_accuracy": Claim("09 §7", "your loop: greedy accuracy, 1000 held-out", 0.98, "min"),
+    "p_right_low": Claim(
+        "09 §7", "your loop: mean probability of the right character", 0.85, "min"
+    ),
+    "p_right_high": Claim(
+        "09 §7", "your loop: mean probability of the right character", 0.92, "max"
+    ),
+    "pad_free_above_floor": Claim(
+        "09 Ex1", "your loop: smoothed loss with nothing on <pad>, minus its floor", 0.0, "min"
+    ),
+    "pad_free_below": Claim(
+        "09 Ex1", "your loop: smoothed loss with nothing on <pad>, minus its floor", 0.05, "max"
+    ),
 }
 
 
@@ -188,13 +201,28 @@ def loop_measures(run: Run) -> dict[str, float]:
     history = translator.history
     assert history is not None
     _, heldout = dates.split_dates(1000, seed=0)
-    floor = smoothed_floor(date_tokenizer.DateTokenizer().vocab_size, 0.1)
+    tokenizer = date_tokenizer.DateTokenizer()
+    floor = smoothed_floor(tokenizer.vocab_size, 0.1)
     tail = sum(history.losses[-50:]) / 50
+    test_pairs = dates.sample_pairs(1000, seed=123, dates=heldout)
+    # (B, S), (B, T), (B, T): the first 200 held-out pairs, as 09 §7 and Exercise 1 read them
+    src, tgt_in, tgt_out = date_tokenizer.make_batch(test_pairs[:200], tokenizer)
+    real = tgt_out != tokenizer.pad_id  # (B, T)
+    with torch.no_grad():
+        logits = translator.model(src, tgt_in)  # (B, T, V)
+    p_right = logits.softmax(dim=-1).gather(-1, tgt_out[..., None])[..., 0][real].mean().item()
+    vocab = tokenizer.vocab_size  # the entropy of Exercise 1's target, which gives <pad> nothing
+    pad_free_floor = -(0.9 * math.log(0.9) + 0.1 * math.log(0.1 / (vocab - 2)))
+    pad_free = checks.reference_smoothed_loss(logits, tgt_out, 0.1, tokenizer.pad_id).item()
     return {
         "first_loss": history.losses[0],
         "tail_above_floor": tail - floor,
         "tail_below": tail - floor,
-        "greedy_accuracy": translator.accuracy(dates.sample_pairs(1000, seed=123, dates=heldout)),
+        "greedy_accuracy": translator.accuracy(test_pairs),
+        "p_right_low": p_right,
+        "p_right_high": p_right,
+        "pad_free_above_floor": pad_free - pad_free_floor,
+        "pad_free_below": pad_free - pad_free_floor,
     }
 
 
@@ -219,9 +247,9 @@ NOTEBOOK_10 = REPO / "instructors" / "notebooks" / "10_decoder_only_gpt.ipynb"
 def notebook_10_cells(seed: int) -> list[str]:
     """Notebook 10's code from its imports to its samples, and its head measurement, reseeded.
 
-    The learner's loop lives in the notebook, so this runs the notebook's own cells (with
-    their solutions) rather than a copy: plots and widgets left out, the weights' seed and
-    the loop's batch seed set to ``seed``.
+    The training loop and the learner's block live in the notebook, so this runs the
+    notebook's own cells (with their solutions) rather than a copy: plots and widgets left
+    out, the weights' seed and the loop's batch seed set to ``seed``.
     """
     notebook = json.loads(NOTEBOOK_10.read_text(encoding="utf-8"))
     sources = ["".join(c["source"]) for c in notebook["cells"] if c["cell_type"] == "code"]

@@ -167,9 +167,11 @@ def refused(exercise: Exercise, answer: object, called: list[str]) -> CheckResul
 def not_done(exercise: Exercise, answer: object, task: str) -> CheckResult:
     """The report for an answer that still raises ``NotImplementedError``: its task, no trace."""
     _ACCEPTED.pop(exercise.id, None)
-    detail = f" ({task})" if task else ""
+    if task and task[-1] not in ".!?":
+        task += "."
+    detail = f" Your task: {task}" if task else ""
     message = (
-        f"… {exercise.name}: not done yet{detail}. Write your answer in the cell above, run it, "
+        f"… {exercise.name}: not done yet.{detail} Write your answer in the cell above, run it, "
         "then run this check again."
     )
     if exercise.optional:

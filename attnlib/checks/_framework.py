@@ -1,4 +1,5 @@
-"""The machinery every exercise checker shares: run cases, compare, explain."""
+"""What every exercise checker shares: its result, the error a graded cell raises, one case,
+and the comparison of a result with the expected tensor."""
 
 from __future__ import annotations
 
@@ -86,17 +87,6 @@ def task_of(learner_fn: Callable[..., Any]) -> str:
     return " ".join((inspect.getdoc(learner_fn) or "").split())
 
 
-def not_done(name: str, learner_fn: Callable[..., Any], error: NotImplementedError) -> CheckResult:
-    """The report for a function that still raises ``NotImplementedError``: its task, no trace."""
-    task = str(error) or task_of(learner_fn)
-    detail = f" ({task})" if task else ""
-    message = (
-        f"… {name}: not done yet{detail}. Fill in the function above, run its cell, "
-        "then run this check again."
-    )
-    return CheckResult(name, False, message, done=False)
-
-
 def compare_outputs(
     got: object, expected: torch.Tensor, what: str, atol: float, rtol: float
 ) -> str | None:
@@ -134,67 +124,6 @@ def _compare_masks(got: torch.Tensor, expected: torch.Tensor, what: str) -> str 
         return f"{what} is exactly inverted: in this course True means 'may attend'"
     bad = tuple(int(i) for i in torch.nonzero(got != expected)[0])
     return f"{what} differs at index {bad}: got {bool(got[bad])}, expected {bool(expected[bad])}"
-
-
-def run_cases(
-    name: str,
-    learner_fn: Callable[..., Any],
-    cases: list[Case],
-    hints: dict[str, str],
-    atol: float = 1e-5,
-    rtol: float = 1e-4,
-    output_names: tuple[str, ...] = ("out", "weights"),
-) -> CheckResult:
-    """Call ``learner_fn`` on each case's args (copies) and report the first mismatch.
-
-    ``hints`` maps a case description to its hint; ``"default"`` is required and
-    ``"raised"`` is used when the learner's function raises. ``output_names`` name the
-    parts of a tuple result in the report.
-    """
-    if not callable(learner_fn):
-        return CheckResult(
-            name, False, f"✗ {name}: expected a function, got {_describe(learner_fn)}"
-        )
-    for case in cases:
-        args = tuple(a.clone() if isinstance(a, torch.Tensor) else a for a in case.args)
-        try:
-            got = learner_fn(*args)
-        except NotImplementedError as error:
-            return not_done(name, learner_fn, error)
-        except Exception as error:  # the learner's bug, reported instead of a traceback
-            return CheckResult(
-                name,
-                False,
-                f"✗ {name}, case '{case.description}': your function raised "
-                f"{type(error).__name__}: {error}\n  hint: {hints.get('raised', hints['default'])}",
-            )
-        problem = _check_output(got, case.expected, atol, rtol, output_names)
-        if problem is not None:
-            hint = hints.get(case.description, hints["default"])
-            return CheckResult(
-                name, False, f"✗ {name}, case '{case.description}': {problem}\n  hint: {hint}"
-            )
-    scope = "the 1 case" if len(cases) == 1 else f"all {len(cases)} cases"
-    return CheckResult(name, True, f"✓ {name} is correct on {scope}.")
-
-
-def _check_output(
-    got: object,
-    expected: torch.Tensor | tuple[torch.Tensor, ...],
-    atol: float,
-    rtol: float,
-    output_names: tuple[str, ...],
-) -> str | None:
-    if isinstance(expected, torch.Tensor):
-        return compare_outputs(got, expected, "the result", atol, rtol)
-    if not isinstance(got, (tuple, list)) or len(got) != len(expected):
-        names = ", ".join(output_names)
-        return f"the function should return a pair ({names}), but it returned {_describe(got)}"
-    for label, got_part, expected_part in zip(output_names, got, expected, strict=True):
-        problem = compare_outputs(got_part, expected_part, label, atol, rtol)
-        if problem is not None:
-            return problem
-    return None
 
 
 def fixed_generator() -> torch.Generator:

@@ -16,21 +16,27 @@ from attnlib.checks._run import Property
 Tensor = torch.Tensor
 
 
+def plural(noun: str) -> str:
+    """The plural of an entry's name: weight → weights, probability → probabilities."""
+    return noun[:-1] + "ies" if noun.endswith("y") else noun + "s"
+
+
 def _distribution_problem(got: Tensor, dim: int, what: str) -> str | None:
     got = got.detach().double()
     if not bool(torch.isfinite(got).all()):
         return None  # the comparison itself reports NaN and inf
     if bool((got < 0).any()):
-        return f"it has a negative {what} ({got.min().item():.3g}); {what}s are never negative"
+        least = got.min().item()
+        return f"it has a negative {what} ({least:.3g}); {plural(what)} are never negative"
     sums = got.sum(dim=dim)
     off = (sums - 1).abs()
     if bool((off > 1e-3).any()):
         if sums.dim() == 0:
-            return f"the {what}s add up to {sums.item():.4g}, not 1"
+            return f"the {plural(what)} add up to {sums.item():.4g}, not 1"
         where = tuple(int(i) for i in torch.nonzero(off > 1e-3)[0])
         return (
-            f"the {what}s along dim={dim} do not add up to 1: the row at index {where} sums to "
-            f"{sums[where].item():.4g}"
+            f"the {plural(what)} along dim={dim} do not add up to 1: the row at index {where} "
+            f"sums to {sums[where].item():.4g}"
         )
     return None
 

@@ -82,7 +82,9 @@ def test_a_stub_is_not_done_yet_with_its_task() -> None:
         raise NotImplementedError()
 
     report = _check(double)
-    assert not report.passed and not report.done and "not done yet (Twice x.)" in str(report)
+    assert (
+        not report.passed and not report.done and "not done yet. Your task: Twice x." in str(report)
+    )
     with pytest.raises(CheckFailedError) as raised:
         report.assert_passed()
     assert raised.value._render_traceback_() == str(report).splitlines()
@@ -123,9 +125,9 @@ def test_a_stub_message_wins_over_the_docstring_and_no_docstring_leaves_no_brack
         """The docstring."""
         raise NotImplementedError("the message")
 
-    assert "not done yet (the message)" in str(_check(double))
+    assert "not done yet. Your task: the message." in str(_check(double))
     undocumented = str(_check(lambda x: (_ for _ in ()).throw(NotImplementedError())))
-    assert "not done yet." in undocumented and "()" not in undocumented
+    assert "not done yet. Write your answer" in undocumented and "Your task" not in undocumented
 
 
 def _attnlib_double(x: torch.Tensor) -> torch.Tensor:

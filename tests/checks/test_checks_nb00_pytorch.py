@@ -695,7 +695,11 @@ def test_a_stub_is_not_done_yet(exercise_id: str) -> None:
         raise NotImplementedError()
 
     report = CHECKERS[exercise_id](stub)
-    assert not report.passed and not report.done and "not done yet (The task.)" in str(report)
+    assert (
+        not report.passed
+        and not report.done
+        and "not done yet. Your task: The task." in str(report)
+    )
 
 
 @pytest.mark.parametrize("exercise_id", CHECKERS)

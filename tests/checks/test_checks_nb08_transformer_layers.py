@@ -10,7 +10,6 @@ also checked against PyTorch's, which the checkers' reports claim.
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import pytest
@@ -473,13 +472,11 @@ CHECKERS = {
 
 
 @pytest.mark.parametrize("exercise_id", CHECKERS)
-def test_every_mistake_of_the_table_is_named_when_made_and_quickly(exercise_id: str) -> None:
+def test_every_mistake_of_the_table_is_named_when_made(exercise_id: str) -> None:
     checker, wrong = CHECKERS[exercise_id]
     table = known_mistakes(exercise_id)
-    start = time.perf_counter()
     for mistake in table:
         assert _named(checker(mistake.fn), mistake.name), mistake.name
-    assert time.perf_counter() - start < 1.0 * len(table)
     for words in wrong.values():  # and each is made again, differently, above
         assert sum(words in m.name for m in table) == 1, words
     assert len(table) == len(wrong)
@@ -495,7 +492,7 @@ def test_an_unfinished_layer_is_not_done(exercise_id: str) -> None:
             raise NotImplementedError()
 
     report = CHECKERS[exercise_id][0](Stub)
-    assert not report.done and "not done yet (The task.)" in str(report)
+    assert not report.done and "not done yet. Your task: The task." in str(report)
     assert "expected a class" in str(CHECKERS[exercise_id][0](len))
 
 

@@ -165,7 +165,7 @@ def test_a_stub_is_reported_as_not_done_with_its_task(cls: str, where: str) -> N
     check = CHECKS[cls][0]
     report = check(_stub(getattr(modules(None), cls), where))
     assert not report.passed and not report.done
-    assert f"{cls}: not done yet (Build {cls}.)" in str(report)
+    assert f"{cls}: not done yet. Your task: Build {cls}." in str(report)
 
 
 def test_a_layer_whose_part_is_a_stub_says_which_exercise_comes_first() -> None:

@@ -1,0 +1,276 @@
+"""Notebook 10, Exercise 5: a sampler (temperature, top-k, top-p, greedy), checked by its draws.
+
+A sampler is random, so the check is statistical. For each case it asks the learner's sampler
+for :data:`DRAWS` draws at once (a batch of identical rows), counts how often each token came
+and compares the counts with the exact distribution of :func:`attnlib.next_token_probs`. A
+token of probability 0 must never come; every other count must lie within a Bernstein bound
+of its expected value, chosen so that a right sampler fails the whole check with a probability
+below :data:`FALSE_FAILURE` (a union bound over every token of every case). Each usual mistake
+(:mod:`.sampler_mistakes`) moves some count far outside its bound in some case; a failing
+sampler is named by the mistake whose distribution fits its counts in every case so far.
+"""
+
+from __future__ import annotations
+
+import math
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+
+import attnlib
+from attnlib.checks._calls import CallWatch, Forbidden
+from attnlib.checks._exercise import (
+    Exercise,
+    Mistake,
+    checker_of,
+    failed,
+    not_done,
+    passed,
+    refused,
+    register,
+)
+from attnlib.checks._framework import CheckResult, vec
+from attnlib.checks.nb10_gpt import sampler_mistakes as wrong
+from attnlib.checks.nb10_gpt.threads import one_thread
+from attnlib.sampling import next_token_probs, sample_next_token
+
+DRAWS = 20_000  # draws per case
+FALSE_FAILURE = 1e-7  # at most this chance that a right sampler fails the check
+
+SAMPLER = register(
+    Exercise(
+        id="ex5_my_sample",
+        notebook="10",
+        number=5,
+        name="my_sample",
+        hints=(
+            "The sampler draws from one distribution that temperature, top-k and top-p define "
+            "together, and the order in which they act is part of the definition: the "
+            "temperature reshapes the logits, top-k removes logits, top-p keeps a share of "
+            "probability. Temperature 0 is the limit where no draw is left to make.",
+            "Top-k acts on logits (before any softmax) and top-p on probabilities (after it); "
+            "both act on what the temperature has made of the logits, and top-p picks among "
+            "what top-k kept. None switches a filter off. torch.multinomial draws one index per "
+            "row of a (B, V) tensor of probabilities, with the generator you hand it.",
+            "At temperature 0, return each row's argmax, keeping its dimension: (B, 1). "
+            "Otherwise divide the logits by the temperature, apply your top-k if top_k is given, "
+            "take the softmax over the last dimension, apply your top-p if top_p is given, and "
+            "draw one token per row with the generator.",
+        ),
+    )
+)
+
+# An answer may not hand the work to attnlib's sampler or its parts.
+SAMPLER_IMPLEMENTATIONS = Forbidden(
+    python={
+        next_token_probs: "attnlib.next_token_probs",
+        attnlib.sampling.nucleus: "attnlib.sampling.nucleus",
+        sample_next_token: "attnlib.sampling.sample_next_token",
+        attnlib.GPT.generate: "GPT.generate",
+    }
+)
+
+
+@dataclass(frozen=True)
+class SamplingCase:
+    """One sampler setting on one logit vector ``(V,)``."""
+
+    description: str
+    logits: torch.Tensor
+    temperature: float
+    top_k: int | None = None
+    top_p: float | None = None
+
+    def probs(self, distribution: wrong.Weights | None = None) -> torch.Tensor | None:
+        """The exact distribution (or a mistake's), or None when it has none to draw from."""
+        if distribution is None:
+            return next_token_probs(self.logits, self.temperature, self.top_k, self.top_p)
+        w = distribution(self.logits[None], self.temperature, self.top_k, self.top_p)[0]
+        if not bool(torch.isfinite(w).all()) or bool((w < 0).any()) or w.sum() <= 0:
+            return None
+        return w / w.sum()
+
+
+# Logits in a shuffled vocabulary order (the largest is token 2), with no ties; probabilities
+# whose running totals stay at least 0.01 away from every top_p below.
+LOGITS = vec(0.5, -1.0, 2.0, 0.0, -3.0, 1.0)
+NUCLEUS_LOGITS = vec(0.10, 0.40, 0.05, 0.25, 0.20).log()  # sorted: 0.40, 0.25, 0.20, …
+
+CASES = (
+    SamplingCase("temperature 1", LOGITS, 1.0),
+    SamplingCase("temperature 0.5 (sharper)", LOGITS, 0.5),
+    SamplingCase("temperature 2 (flatter)", LOGITS, 2.0),
+    SamplingCase("top-k 3", LOGITS, 1.0, top_k=3),
+    SamplingCase("top-p 0.8", NUCLEUS_LOGITS, 1.0, top_p=0.8),
+    SamplingCase("top-p 0.7 at temperature 0.5", NUCLEUS_LOGITS, 0.5, top_p=0.7),
+    SamplingCase("top-k 4, then top-p 0.78", LOGITS, 1.0, top_k=4, top_p=0.78),
+    SamplingCase("temperature 0 (greedy)", LOGITS, 0.0),
+)
+
+
+def allowed_deviation(p: float, draws: int, delta: float) -> float:
+    r"""How far a Binomial(draws, p) count strays from draws·p with probability below delta.
+
+    Bernstein's inequality for a sum of independent terms bounded by 1:
+    :math:`P(|X - Np| \ge t) \le 2\exp\!\big(-\tfrac{t^2/2}{Np(1-p) + t/3}\big)`; setting the
+    right side to ``delta`` and solving for :math:`t` gives
+    :math:`t = L/3 + \sqrt{L^2/9 + 2L\,Np(1-p)}` with :math:`L = \ln(2/\delta)`.
+    """
+    if p <= 0.0:
+        return 0.0  # a token of probability 0 never comes
+    log_term = math.log(2 / delta)
+    return log_term / 3 + math.sqrt(log_term**2 / 9 + 2 * log_term * draws * p * (1 - p))
+
+
+def per_token_delta(cases: tuple[SamplingCase, ...] = CASES) -> float:
+    """The false-failure budget of one token's test: FALSE_FAILURE over all tested tokens."""
+    return FALSE_FAILURE / sum(int((case.probs() > 0).sum()) for case in cases)  # type: ignore[operator]
+
+
+def first_misfit(counts: torch.Tensor, probs: torch.Tensor | None, delta: float) -> str | None:
+    """None when every count is within its bound of ``probs``, else which token is not."""
+    if probs is None:
+        return "there is no distribution to draw from"
+    for token, (count, p) in enumerate(zip(counts.tolist(), probs.tolist(), strict=True)):
+        expected = DRAWS * p
+        if abs(count - expected) > allowed_deviation(p, DRAWS, delta):
+            if p == 0.0:
+                return f"token {token} came {count} times, but its probability is 0"
+            bound = allowed_deviation(p, DRAWS, delta)
+            return (
+                f"token {token} came {count} times; about {expected:.0f} expected (± {bound:.0f})"
+            )
+    return None
+
+
+def _by_name(name: str) -> Mistake:
+    return next(m for m in wrong.MISTAKES if m.name == name)
+
+
+def _fits(mistake: Mistake, seen: list[tuple[SamplingCase, torch.Tensor]], delta: float) -> bool:
+    distribution = wrong.DISTRIBUTIONS.get(mistake.name)
+    return all(first_misfit(c, case.probs(distribution), delta) is None for case, c in seen)
+
+
+def _diagnose(seen: list[tuple[SamplingCase, torch.Tensor]], delta: float) -> Mistake | None:
+    """The first mistake whose distribution differs from the right one in the failing case
+    and fits the counts of every case so far."""
+    case = seen[-1][0]
+    for name, distribution in wrong.DISTRIBUTIONS.items():
+        theirs = case.probs(distribution)
+        if theirs is None or torch.allclose(theirs, case.probs()):  # type: ignore[arg-type]
+            continue  # right here: this mistake cannot explain the failure
+        if _fits(_by_name(name), seen, delta):
+            return _by_name(name)
+    return None
+
+
+def _raised_like(
+    error: Exception,
+    case: SamplingCase,
+    seen: list[tuple[SamplingCase, torch.Tensor]],
+    delta: float,
+) -> Mistake | None:
+    """The first mistake that raises the same error on this case and fits the earlier counts."""
+    rows = case.logits.expand(64, -1).clone()
+    for mistake in wrong.MISTAKES:
+        try:
+            mistake.fn(rows, case.temperature, case.top_k, case.top_p, torch.Generator())
+        except Exception as theirs:
+            if type(theirs) is type(error) and _fits(mistake, seen, delta):
+                return mistake
+    return None
+
+
+def _counts(drawn: object, case: SamplingCase) -> tuple[torch.Tensor | None, str | None]:
+    """The draws as counts per token, or why they can't be counted."""
+    vocab = case.logits.shape[0]
+    if not isinstance(drawn, torch.Tensor):
+        return None, f"your sampler returned {type(drawn).__name__}, expected a tensor of ids"
+    if tuple(drawn.shape) != (DRAWS, 1):
+        return None, (
+            f"your sampler returned shape {tuple(drawn.shape)} for logits of shape "
+            f"({DRAWS}, {vocab}); expected one token id per row, ({DRAWS}, 1)"
+        )
+    if drawn.is_floating_point() or drawn.dtype == torch.bool:
+        return None, f"your sampler returned dtype {drawn.dtype}; token ids are integers"
+    if drawn.min() < 0 or drawn.max() >= vocab:
+        return None, f"your sampler returned ids outside [0, {vocab})"
+    return torch.bincount(drawn.flatten(), minlength=vocab), None
+
+
+def _ignores_generator(fn: Callable[..., object]) -> bool:
+    """Whether the same seed gave different draws, or different seeds the same draws."""
+    rows = LOGITS.expand(200, -1).clone()
+    a, b, c = (
+        fn(rows.clone(), 1.0, None, None, torch.Generator().manual_seed(seed)) for seed in (1, 1, 2)
+    )
+    return not torch.equal(a, b) or torch.equal(a, c)  # type: ignore[arg-type]
+
+
+def _unfinished(error: NotImplementedError, fn: Callable[..., object]) -> str:
+    """The task, or which unfinished function the sampler calls."""
+    frames = traceback.extract_tb(error.__traceback__)
+    where = frames[-1].name if frames else ""
+    if where and where != getattr(fn, "__name__", where):
+        return f"it calls {where}, which is not done yet"
+    return str(error) or " ".join((fn.__doc__ or "").split())
+
+
+@checker_of(SAMPLER, wrong.MISTAKES)
+def check_my_sample(fn: Callable[..., object], seed: int = 0) -> CheckResult:
+    """Check ``my_sample(logits, temperature, top_k, top_p, generator)`` by its draws.
+
+    ``seed`` seeds the generator handed to ``fn``. A right sampler fails with probability below
+    :data:`FALSE_FAILURE`.
+
+    Shapes:
+        logits: ``(B, V)``; returns ``(B, 1)`` token ids.
+    """
+    if not callable(fn):
+        return failed(SAMPLER, fn, "as a whole", f"expected a function, got {type(fn)}", None)
+    with torch.random.fork_rng(devices=[]), one_thread():  # the notebook's stay its own
+        return _check(fn, seed)
+
+
+def _check(fn: Callable[..., object], seed: int) -> CheckResult:
+    delta, generator = per_token_delta(), torch.Generator().manual_seed(seed)
+    seen: list[tuple[SamplingCase, torch.Tensor]] = []
+    for case in CASES:
+        where = f"case '{case.description}' ({DRAWS:,} draws)"
+        rows, watch = case.logits.expand(DRAWS, -1).clone(), CallWatch(SAMPLER_IMPLEMENTATIONS)
+        try:
+            with watch:
+                drawn = fn(rows, case.temperature, case.top_k, case.top_p, generator)
+        except NotImplementedError as error:
+            return not_done(SAMPLER, fn, _unfinished(error, fn))
+        except Exception as error:  # the learner's bug, reported instead of a traceback
+            problem = f"your sampler raised {type(error).__name__}: {error}"
+            return failed(SAMPLER, fn, where, problem, _raised_like(error, case, seen, delta))
+        if watch.seen:
+            return refused(SAMPLER, fn, watch.seen)
+        counts, problem = _counts(drawn, case)
+        if counts is None:
+            one_column = torch.is_tensor(drawn) and tuple(drawn.shape) == (DRAWS,)  # type: ignore[union-attr]
+            mistake = wrong.GREEDY_WITHOUT_COLUMN if one_column else None
+            return failed(SAMPLER, fn, where, str(problem), mistake)
+        seen.append((case, counts))
+        misfit = first_misfit(counts, case.probs(), delta)
+        if misfit is not None:
+            expected = ", ".join(f"{p:.3f}" for p in case.probs().tolist())  # type: ignore[union-attr]
+            yours = ", ".join(f"{c / DRAWS:.3f}" for c in counts.tolist())
+            problem = (
+                f"{misfit}.\n  Expected frequencies: {expected}\n  Your frequencies:     {yours}"
+            )
+            return failed(SAMPLER, fn, where, problem, _diagnose(seen, delta))
+    if _ignores_generator(fn):
+        problem = "the same seed gave different tokens (or different seeds the same tokens)"
+        return failed(SAMPLER, fn, "the generator", problem, wrong.WITHOUT_GENERATOR)
+    return passed(
+        SAMPLER,
+        fn,
+        f"all {len(CASES)} cases ({DRAWS:,} draws each; a right sampler fails this check less "
+        f"than once in {1 / FALSE_FAILURE:,.0f} runs)",
+    )

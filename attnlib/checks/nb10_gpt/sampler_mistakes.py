@@ -1,0 +1,228 @@
+"""Notebook 10, Exercise 5: the usual wrong samplers, each written as a learner would write it.
+
+A sampler's mistake shows in the distribution it draws from, so most are written as the
+weights the learner's code hands to ``torch.multinomial`` (:func:`weights`, with one switch
+per mistake); the checker compares a failing sampler's counts with each mistake's
+distribution. Two mistakes leave the distribution right and show otherwise: a result of shape
+``(B,)`` and draws that ignore the generator.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+import torch.nn.functional as F
+
+from attnlib.checks._exercise import Mistake
+
+Tensor = torch.Tensor
+Sampler = Callable[..., Tensor]  # sample(logits (B, V), temperature, top_k, top_p, generator)
+Weights = Callable[[Tensor, float, int | None, float | None], Tensor]  # (B, V) -> (B, V)
+
+
+def top_k(z: Tensor, k: int, offset: int = 0) -> Tensor:
+    """Each row's k largest logits kept (k + offset with a mistake), -inf elsewhere."""
+    kept = max(1, min(k + offset, z.shape[-1]))
+    return z.masked_fill(z < z.topk(kept, dim=-1).values[..., -1:], -torch.inf)
+
+
+def nucleus(probs: Tensor, top_p: float, mistake: str = "") -> Tensor:
+    """The smallest set of likeliest tokens reaching top_p, renormalised (or one mistake)."""
+    ranked, order = probs.sort(dim=-1, descending=True)
+    total = ranked.cumsum(dim=-1)
+    keep_sorted = total <= top_p if mistake == "drops crossing" else total - ranked < top_p
+    if mistake == "sorted order":
+        kept = ranked * keep_sorted
+    else:
+        kept = probs * torch.zeros_like(keep_sorted).scatter(-1, order, keep_sorted)
+    return kept / kept.sum(dim=-1, keepdim=True)
+
+
+def weights(
+    z: Tensor,
+    temperature: float,
+    k: int | None,
+    p: float | None,
+    *,
+    scale: str = "divide",
+    at_zero: str = "argmax",
+    k_offset: int = 0,
+    k_on: str = "logits",
+    p_mistake: str = "",
+    p_when: str = "last",
+    softmax_dim: int = -1,
+) -> Tensor:
+    """What a sampler hands to torch.multinomial: right by default, one mistake per switch."""
+    if temperature == 0 and at_zero == "argmax":
+        return F.one_hot(z.argmax(dim=-1), z.shape[-1]).to(z.dtype)
+    t = 1.0 if temperature == 0 and at_zero == "as T = 1" else temperature
+    if p is not None and p_when == "before temperature":
+        kept = weights(z, 1.0, k, p) > 0
+        return weights(z.masked_fill(~kept, -torch.inf), t, None, None)
+    if p is not None and k is not None and p_when == "before top-k":
+        kept = weights(z, t, None, p) > 0
+        return weights(z.masked_fill(~kept, -torch.inf), t, k, None)
+    z = {"divide": z / t, "multiply": z * t, "ignore": z}[scale]
+    if k is not None and k_on == "logits":
+        z = top_k(z, k, k_offset)
+    probs = torch.softmax(z, dim=softmax_dim)
+    if k is not None and k_on == "probabilities":  # dropped, but not renormalised
+        probs = probs.masked_fill(probs < probs.topk(k, dim=-1).values[..., -1:], 0.0)
+    if p is not None and p_when != "never":
+        probs = nucleus(probs, p, p_mistake)
+    return probs
+
+
+Generator = torch.Generator | None
+
+
+def draws_from(wrong: dict[str, object]) -> tuple[Sampler, Weights]:
+    """A sampler that draws from ``weights`` with these switches, and those weights."""
+
+    def rows(z: Tensor, t: float, k: int | None, p: float | None) -> Tensor:
+        return weights(z, t, k, p, **wrong)  # type: ignore[arg-type]
+
+    def sample(logits: Tensor, t: float, k: int | None, p: float | None, g: Generator) -> Tensor:
+        return torch.multinomial(rows(logits, t, k, p), 1, generator=g)
+
+    return sample, rows
+
+
+def greedy_without_column(
+    logits: Tensor, t: float, k: int | None, p: float | None, g: Generator
+) -> Tensor:
+    if t == 0:
+        return logits.argmax(dim=-1)  # (B,): the column is gone
+    return torch.multinomial(weights(logits, t, k, p), 1, generator=g).squeeze(-1)
+
+
+def without_generator(
+    logits: Tensor, t: float, k: int | None, p: float | None, g: Generator
+) -> Tensor:
+    return torch.multinomial(weights(logits, t, k, p), 1)  # the global generator instead
+
+
+def always_greedy(logits: Tensor, t: float, k: int | None, p: float | None, g: Generator) -> Tensor:
+    return logits.argmax(dim=-1, keepdim=True)
+
+
+def from_logits(logits: Tensor, t: float, k: int | None, p: float | None, g: Generator) -> Tensor:
+    if t == 0:
+        return logits.argmax(dim=-1, keepdim=True)
+    return torch.multinomial(logits / t, 1, generator=g)
+
+
+_SPECS: list[tuple[str, str, dict[str, object]]] = [
+    (
+        "the temperature changes nothing: the logits were never divided by it",
+        "dividing the probabilities instead, after the softmax, is undone when they are "
+        "normalised for the draw; the temperature must act on the logits, before the softmax.",
+        {"scale": "ignore"},
+    ),
+    (
+        "multiplied the logits by the temperature instead of dividing them",
+        "z · T sharpens when T > 1 and flattens when T < 1: the opposite of a temperature.",
+        {"scale": "multiply"},
+    ),
+    (
+        "drew at random at temperature 0, as at T = 1",
+        "temperature 0 is greedy decoding: always the most likely token, no draw at all.",
+        {"at_zero": "as T = 1"},
+    ),
+    (
+        "divided by the temperature at T = 0 too",
+        "z / 0 gives inf and NaN, and no distribution to draw from: temperature 0 means the "
+        "most likely token of each row, with no division.",
+        {"at_zero": "divide"},
+    ),
+    (
+        "top-k kept k + 1 tokens (off by one at the boundary)",
+        "the k-th largest logit is the last one kept: counting from 0 it sits at index k − 1.",
+        {"k_offset": 1},
+    ),
+    (
+        "top-k kept k − 1 tokens (off by one at the boundary)",
+        "the k-th largest logit itself stays: only the logits strictly below it are removed.",
+        {"k_offset": -1},
+    ),
+    (
+        "top-p dropped the token that carries the total past top_p",
+        "the nucleus is the smallest set whose total reaches top_p, so the token that makes "
+        "the total cross top_p belongs to it.",
+        {"p_mistake": "drops crossing"},
+    ),
+    (
+        "top-p's kept probabilities were left in sorted order, not at their tokens",
+        "the draw returns an index into the vocabulary: each kept probability must stay at "
+        "the token it belongs to.",
+        {"p_mistake": "sorted order"},
+    ),
+    (
+        "top-p was applied before the temperature",
+        "the temperature reshapes the distribution first, and the nucleus is the set of "
+        "likeliest tokens of that reshaped distribution: a colder one needs fewer tokens.",
+        {"p_when": "before temperature"},
+    ),
+    (
+        "top-p measured its share on the whole distribution, not on the tokens top-k kept "
+        "(top-p before top-k, or top-k's probabilities not renormalised)",
+        "top-p picks its nucleus among the tokens top-k kept, from their probabilities "
+        "renormalised to sum to 1; measured against the whole distribution it keeps too many.",
+        {"p_when": "before top-k"},
+    ),
+    (
+        "top_k was never applied",
+        "with top_k given, only the top_k largest logits of each row may be drawn.",
+        {"k_on": "never"},
+    ),
+    (
+        "top_p was never applied",
+        "with top_p given, only the tokens of the nucleus may be drawn.",
+        {"p_when": "never"},
+    ),
+    (
+        "took the softmax along dim 0, across the batch, instead of over each row",
+        "each row is one next-token distribution over the vocabulary, the last dimension.",
+        {"softmax_dim": 0},
+    ),
+]
+
+_DRAWN = {name: draws_from(wrong) for name, _, wrong in _SPECS}
+
+# The distribution each mistake draws from, for naming a failing sampler by its counts.
+DISTRIBUTIONS: dict[str, Weights] = {name: rows for name, (_, rows) in _DRAWN.items()}
+
+GREEDY_WITHOUT_COLUMN = Mistake(
+    "returned one id per row as shape (B,), without the column of shape (B, 1)",
+    "the caller appends the ids to the text with torch.cat along dim 1, which needs (B, 1) "
+    "like the prompt's (B, T); argmax drops the dimension unless told to keep it.",
+    greedy_without_column,
+)
+WITHOUT_GENERATOR = Mistake(
+    "drew without the generator it was given",
+    "the same seed must give the same tokens: torch.multinomial draws from the global "
+    "random numbers unless it is handed the generator.",
+    without_generator,
+)
+
+MISTAKES = (
+    *(Mistake(name, why, _DRAWN[name][0]) for name, why, _ in _SPECS),
+    Mistake(
+        "always took the most likely token, at every temperature",
+        "argmax is greedy decoding, right only at temperature 0; above 0 the token is drawn "
+        "from the distribution.",
+        always_greedy,
+    ),
+    Mistake(
+        "drew from the scaled logits themselves instead of from probabilities",
+        "torch.multinomial reads its input as non-negative weights; logits are any real "
+        "numbers, so the softmax has to come first.",
+        from_logits,
+    ),
+    GREEDY_WITHOUT_COLUMN,
+    WITHOUT_GENERATOR,
+)
+DISTRIBUTIONS["always took the most likely token, at every temperature"] = lambda z, t, k, p: (
+    weights(z, 0.0, k, p)
+)

@@ -1,0 +1,5 @@
+import sys
+
+from benchmarks.mistake_corpus.corpus import main
+
+main(sys.argv[1:])
