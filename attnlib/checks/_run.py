@@ -13,6 +13,7 @@ breaks, and gives the exercise's first hint.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -22,6 +23,8 @@ import torch
 from attnlib.checks._calls import NOTHING, CallWatch, Forbidden
 from attnlib.checks._exercise import Exercise, Mistake, failed, not_done, passed, refused
 from attnlib.checks._framework import Case, CheckResult, compare_outputs, task_of
+from attnlib.checks._outcomes import Outcome, call, same_behaviour
+from attnlib.checks._threads import one_thread
 
 
 @dataclass(frozen=True)
@@ -30,32 +33,6 @@ class Property:
     ``got`` breaks it ("row 1 sums to 0.41; each row of weights sums to 1"), or None."""
 
     problem: Callable[[Any, Case], str | None]
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """What one call gave: a value, or the exception it raised."""
-
-    value: Any = None
-    error: Exception | None = None
-
-
-def _copy(value: Any) -> Any:
-    if isinstance(value, torch.Tensor):
-        return value.clone()
-    if isinstance(value, (tuple, list)):
-        return type(value)(_copy(v) for v in value)
-    return value
-
-
-def call(fn: Callable[..., Any], case: Case) -> Outcome:
-    """``fn`` on copies of the case's arguments (NotImplementedError is left to the caller)."""
-    try:
-        return Outcome(value=fn(*_copy(case.args)))
-    except NotImplementedError:
-        raise
-    except Exception as error:  # the learner's bug, reported instead of a traceback
-        return Outcome(error=error)
 
 
 def _tolerance(case: Case, atol: float, rtol: float) -> tuple[float, float]:
@@ -122,37 +99,6 @@ def _compare(got: Any, expected: Any, label: str, tolerance: tuple[float, float]
     return None
 
 
-def same_behaviour(a: Outcome, b: Outcome, tolerance: tuple[float, float]) -> bool:
-    """Whether two outcomes are the same: equal values (NaN equal to NaN) or the same error."""
-    if a.error is not None or b.error is not None:
-        return type(a.error) is type(b.error)
-    return _same_value(a.value, b.value, tolerance)
-
-
-def _same_value(a: Any, b: Any, tolerance: tuple[float, float]) -> bool:
-    if isinstance(a, (tuple, list)) or isinstance(b, (tuple, list)):
-        return (
-            isinstance(a, (tuple, list))
-            and isinstance(b, (tuple, list))
-            and len(a) == len(b)
-            and all(_same_value(x, y, tolerance) for x, y in zip(a, b, strict=True))
-        )
-    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
-        if a.shape != b.shape:
-            return False
-        if a.dtype == torch.bool or b.dtype == torch.bool:
-            return a.dtype == b.dtype and torch.equal(a, b)
-        atol, rtol = tolerance
-        a64, b64 = a.detach().to(torch.float64), b.detach().to(torch.float64)
-        return bool(torch.isclose(a64, b64, atol=atol, rtol=rtol, equal_nan=True).all())
-    if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
-        return False
-    if isinstance(a, float) and isinstance(b, float):
-        atol, rtol = tolerance
-        return abs(a - b) <= atol + rtol * abs(b) or (a != a and b != b)
-    return bool(a == b)
-
-
 def recognise(
     mistakes: Sequence[Mistake],
     cases: Sequence[Case],
@@ -193,12 +139,42 @@ def check_function(
     atol: float = 1e-5,
     rtol: float = 1e-4,
     output_names: tuple[str, ...] = ("out", "weights"),
+    may_change_arguments: bool = False,
 ) -> CheckResult:
     """Check ``learner_fn`` on ``cases``; report the first failing case and the mistake made.
 
     Each case's ``expected`` is a tensor, a tuple of them (named by ``output_names``) or a
-    number. The learner's function may not call what ``forbidden`` lists.
+    number. The learner's function may not call what ``forbidden`` lists, nor change a tensor
+    it was given (unless ``may_change_arguments``). The check runs on one thread.
     """
+    with one_thread():
+        return _check_function(
+            exercise,
+            learner_fn,
+            cases,
+            mistakes,
+            forbidden=forbidden,
+            properties=properties,
+            atol=atol,
+            rtol=rtol,
+            output_names=output_names,
+            may_change_arguments=may_change_arguments,
+        )
+
+
+def _check_function(
+    exercise: Exercise,
+    learner_fn: Callable[..., Any],
+    cases: Sequence[Case],
+    mistakes: Sequence[Mistake],
+    *,
+    forbidden: Forbidden,
+    properties: Sequence[Property],
+    atol: float,
+    rtol: float,
+    output_names: tuple[str, ...],
+    may_change_arguments: bool,
+) -> CheckResult:
     if not callable(learner_fn):
         problem = f"expected a function, got {_describe(learner_fn)}"
         return failed(exercise, learner_fn, "as a whole", problem, None)
@@ -222,5 +198,60 @@ def check_function(
         mistake = recognise(mistakes, cases, outcomes, wrong, atol, rtol)
         where = f"case '{cases[first].description}'"
         return failed(exercise, learner_fn, where, str(problems[first]), mistake)
+    changing = [i for i, outcome in enumerate(outcomes) if outcome.changed]
+    if changing and not may_change_arguments:
+        tolerances = [_tolerance(case, atol, rtol) for case in cases]
+        return _changed_in_place(exercise, learner_fn, cases, outcomes, mistakes, tolerances)
     scope = "the 1 case" if len(cases) == 1 else f"all {len(cases)} cases"
     return passed(exercise, learner_fn, scope)
+
+
+# An answer whose results are right but which changes what the caller passed in.
+IN_PLACE = Mistake(
+    "changed a tensor it was given in place (an operation ending in _, `-=`, `/=`, or an "
+    "assignment into it)",
+    "the caller still needs the tensor it passed in (the scores, the logits, the activations), "
+    "and after the call it holds other numbers; a function that returns its result leaves its "
+    "arguments as they were.",
+    lambda *args: None,
+)
+
+
+def _changed_in_place(
+    exercise: Exercise,
+    learner_fn: Callable[..., Any],
+    cases: Sequence[Case],
+    outcomes: Sequence[Outcome],
+    mistakes: Sequence[Mistake],
+    tolerances: Sequence[tuple[float, float]],
+) -> CheckResult:
+    """The report for right results from an answer that changes its arguments: the table's
+    own in-place mistake when one gives right results and changes the same cases' arguments,
+    else :data:`IN_PLACE`."""
+    named = IN_PLACE
+    for mistake in mistakes:
+        try:
+            theirs = [call(mistake.fn, case) for case in cases]
+        except NotImplementedError:
+            continue
+        if all(
+            bool(t.changed) == bool(o.changed)
+            and same_behaviour(t, Outcome(value=case.expected), tolerance)
+            for t, o, case, tolerance in zip(theirs, outcomes, cases, tolerances, strict=True)
+        ):
+            named = mistake
+            break
+    first = next(i for i, outcome in enumerate(outcomes) if outcome.changed)
+    names = list(inspect.signature(learner_fn).parameters) if _has_signature(learner_fn) else []
+    position = outcomes[first].changed[0]
+    argument = f"`{names[position]}`" if position < len(names) else f"argument {position + 1}"
+    problem = f"the results are right, but after the call {argument} holds other numbers"
+    return failed(exercise, learner_fn, f"case '{cases[first].description}'", problem, named)
+
+
+def _has_signature(fn: Callable[..., Any]) -> bool:
+    try:
+        inspect.signature(fn)
+    except (TypeError, ValueError):
+        return False
+    return True

@@ -12,6 +12,9 @@ from typing import Any
 from attnlib import checks
 
 HERE = Path(__file__).resolve().parent
+# A wrong answer's `named` when it calls what its exercise asks the learner to write: the check
+# refuses it and its report names the call.
+REFUSED = "(refused: it calls the implementation the exercise asks for)"
 
 
 @dataclass(frozen=True)
@@ -71,6 +74,8 @@ def judge(entry: Entry) -> tuple[str, str]:
         return ("accepted" if report.passed else "rejected"), text
     if report.passed:
         return "missed", text
+    if "The check does not accept it" in text:
+        return ("caught-named" if entry.named == REFUSED else "caught-misnamed"), text
     if "The mistake: " not in text:
         return "caught-unnamed", text
     if entry.named is not None and f"The mistake: {entry.named}." in text:
@@ -78,20 +83,30 @@ def judge(entry: Entry) -> tuple[str, str]:
     return "caught-misnamed", text  # it names a mistake, but not the one made
 
 
-def entries(notebook: str) -> list[Entry]:
-    module = importlib.import_module(f"benchmarks.mistake_corpus.nb{notebook}")
-    return list(module.ENTRIES)
+def modules(notebook: str, corpus: str | None = None) -> list[str]:
+    """The corpus modules of a notebook: ``nbNN`` (the first corpus, "a") and ``nbNN_b``
+    (the second, written later by other hands, "b"); ``corpus`` picks one."""
+    names = {"a": f"nb{notebook}", "b": f"nb{notebook}_b"}
+    chosen = [names[corpus]] if corpus else list(names.values())
+    return [name for name in chosen if (HERE / f"{name}.py").is_file()]
+
+
+def entries(notebook: str, corpus: str | None = None) -> list[Entry]:
+    found: list[Entry] = []
+    for name in modules(notebook, corpus):
+        found += importlib.import_module(f"benchmarks.mistake_corpus.{name}").ENTRIES
+    return found
 
 
 def notebooks() -> list[str]:
-    return sorted(p.stem[2:] for p in HERE.glob("nb[0-9][0-9].py"))
+    return sorted({p.stem[2:4] for p in HERE.glob("nb[0-9][0-9]*.py")})
 
 
-def run(numbers: list[str], verbose: bool = False) -> Tally:
+def run(numbers: list[str], verbose: bool = False, corpus: str | None = None) -> Tally:
     total = Tally()
     for notebook in numbers:
         tally = Tally()
-        for entry in entries(notebook):
+        for entry in entries(notebook, corpus):
             verdict, text = judge(entry)
             if entry.right:
                 tally.right += 1
@@ -111,9 +126,11 @@ def run(numbers: list[str], verbose: bool = False) -> Tally:
 
 
 def main(argv: list[str]) -> None:
+    """``[-v] [--corpus a|b] [NN …]``: verbose, one corpus only, some notebooks only."""
     verbose = "-v" in argv
-    numbers = [a for a in argv if a != "-v"] or notebooks()
-    run(numbers, verbose)
+    corpus = argv[argv.index("--corpus") + 1] if "--corpus" in argv else None
+    words = [a for a in argv if a not in ("-v", "--corpus", corpus)]
+    run(words or notebooks(), verbose, corpus)
 
 
 if __name__ == "__main__":

@@ -28,6 +28,9 @@ LAYER_NORM_MISTAKES = {
     "dim 1": "along dim 1",
     "no keepdim": "without keeping the reduced dimension",
     "shift before scale": "added the shift before scaling",
+    "gamma and beta": "named the parameters gamma and beta",
+    "weight at zeros": "did not start the weight at ones",
+    "E[x²] − E[x]²": "which cancels when the mean is large",
 }
 ATTENTION_MISTAKES = {
     "no scale": "did not divide the scores by √d_k",
@@ -61,6 +64,10 @@ FEED_FORWARD_MISTAKES = {
     "erf over 2": "erf(a / 2) instead of erf(a / √2)",
     "no half": "left out the factor ½",
     "phi only": "applied Φ(a) instead of a·Φ(a)",
+    "gelu twice": "applied GELU twice",
+    "no biases": "without biases",
+    "sqrt 2 outside erf": "with the √2 outside erf",
+    "x @ W": "as they are (x @ W)",
 }
 LAYER_MISTAKES = {
     "pre-norm": "wired the layer pre-norm",
@@ -74,6 +81,7 @@ LAYER_MISTAKES = {
     "normalised twice": "normalised x before the attention as well as after",
     "y only": "returned only y",
     "default eps": "built the LayerNorms without the eps",
+    "layer mask inverted": "passed the attention the mask inverted",
 }
 
 
@@ -85,8 +93,13 @@ def modules(mistake: str | None = None) -> SimpleNamespace:
     class MyLayerNorm(nn.Module):
         def __init__(self, d_model: int, eps: float) -> None:
             super().__init__()
-            self.weight = nn.Parameter(torch.ones(d_model))
-            self.bias = nn.Parameter(torch.zeros(d_model))
+            if mistake == "gamma and beta":
+                self.gamma = nn.Parameter(torch.ones(d_model))
+                self.beta = nn.Parameter(torch.zeros(d_model))
+            else:
+                start = torch.zeros if mistake == "weight at zeros" else torch.ones
+                self.weight = nn.Parameter(start(d_model))
+                self.bias = nn.Parameter(torch.zeros(d_model))
             self.eps = eps
 
         def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -96,6 +109,9 @@ def modules(mistake: str | None = None) -> SimpleNamespace:
             elif mistake == "no keepdim":
                 mean = x.mean(dim=-1)
                 var = ((x - mean) ** 2).mean(dim=-1)
+            elif mistake == "E[x²] − E[x]²":
+                mean = x.mean(dim, keepdim=True)
+                var = (x**2).mean(dim, keepdim=True) - mean**2
             else:
                 mean = x.mean(dim, keepdim=True)
                 var = x.var(dim, keepdim=True, unbiased=mistake == "unbiased variance")
@@ -114,6 +130,8 @@ def modules(mistake: str | None = None) -> SimpleNamespace:
                 normed = (x - mean) * torch.rsqrt(var + eps)
             if mistake == "no affine":
                 return normed
+            if mistake == "gamma and beta":
+                return normed * self.gamma + self.beta
             if mistake == "shift before scale":
                 return (normed + self.bias) * self.weight
             return normed * self.weight + self.bias
@@ -176,10 +194,14 @@ def modules(mistake: str | None = None) -> SimpleNamespace:
     class MyFeedForward(nn.Module):
         def __init__(self, d_model: int, d_ff: int) -> None:
             super().__init__()
-            self.linear1 = nn.Linear(d_model, d_ff)
-            self.linear2 = nn.Linear(d_ff, d_model)
+            self.linear1 = nn.Linear(d_model, d_ff, bias=mistake != "no biases")
+            self.linear2 = nn.Linear(d_ff, d_model, bias=mistake != "no biases")
 
         def forward(self, x: torch.Tensor) -> torch.Tensor:
+            if mistake == "x @ W":
+                a = torch.matmul(x, self.linear1.weight) + self.linear1.bias
+                a = a * 0.5 * torch.erfc(-a / math.sqrt(2))
+                return torch.matmul(a, self.linear2.weight) + self.linear2.bias
             a = self.linear1(x)
             if mistake == "tanh gelu":
                 a = 0.5 * a * (1 + torch.tanh(math.sqrt(2 / math.pi) * (a + 0.044715 * a**3)))
@@ -197,10 +219,12 @@ def modules(mistake: str | None = None) -> SimpleNamespace:
                 a = a + a * torch.erf(a / 2**0.5)
             elif mistake == "phi only":
                 a = (1 + torch.erf(a / 2**0.5)) / 2
+            elif mistake == "sqrt 2 outside erf":
+                a = a * (1 + torch.erf(a)) / 2 / math.sqrt(2)
             elif mistake not in ("no activation", "activation after linear2"):
                 a = a * 0.5 * torch.erfc(-a / math.sqrt(2))
             y = self.linear2(a)
-            if mistake == "activation after linear2":
+            if mistake in ("activation after linear2", "gelu twice"):
                 y = y * 0.5 * (1 + torch.erf(y / math.sqrt(2)))
             return y
 
@@ -215,7 +239,8 @@ def modules(mistake: str | None = None) -> SimpleNamespace:
 
         def forward(self, x: torch.Tensor, token_mask: torch.Tensor):
             inp = self.norm_1(x) if mistake in ("pre-norm", "normalised twice") else x
-            attended, weights = self.self_attention(inp, token_mask)
+            mask = ~token_mask if mistake == "layer mask inverted" else token_mask
+            attended, weights = self.self_attention(inp, mask)
             if mistake == "pre-norm":
                 h = x + attended
                 return h + self.feed_forward(self.norm_2(h)), weights

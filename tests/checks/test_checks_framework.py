@@ -97,12 +97,16 @@ def test_non_tensor_results_and_non_functions_are_explained() -> None:
     assert "expected a function, got int" in str(_check(42))
 
 
-def test_a_checker_does_not_let_the_answer_change_its_cases() -> None:
+def test_an_answer_that_changes_its_argument_is_named_and_cannot_change_the_cases() -> None:
     def doubling_in_place(x: torch.Tensor) -> torch.Tensor:
         return x.mul_(2)
 
-    assert _check(doubling_in_place).passed  # each call gets a copy of the arguments
-    assert _check(doubling_in_place).passed
+    report = _check(doubling_in_place)
+    assert not report.passed and "after the call `x` holds other numbers" in str(report)
+    assert "The mistake: changed a tensor it was given in place" in str(report)
+    assert str(_check(doubling_in_place)) == str(report)  # each call gets a copy of the cases
+    allowed = check_function(DOUBLE, doubling_in_place, _cases(), may_change_arguments=True)
+    assert allowed.passed
 
 
 def test_a_report_is_printable_and_the_same_every_time() -> None:

@@ -8,6 +8,7 @@ that call torch's or attnlib's version of what the exercise asks for must be ref
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -36,6 +37,19 @@ def columns_loop(x: Tensor) -> Tensor:
         column = x[..., :, index]  # (..., T)
         out[..., :, index] = column / column.sum(dim=-1, keepdim=True)
     return out
+
+
+def columns_of_one_matrix(x: Tensor) -> Tensor:
+    result = x.clone()
+    for j in range(x.size(1)):
+        total = x[:, j].sum()
+        result[:, j] = x[:, j] / total
+    return result
+
+
+def columns_in_place(x: Tensor) -> Tensor:
+    x.div_(x.sum(-2, keepdim=True))
+    return x
 
 
 COLUMNS_RIGHT: dict[str, Callable[[Tensor], Tensor]] = {
@@ -80,6 +94,9 @@ COLUMNS_WRONG: dict[str, tuple[Callable[[Tensor], Tensor], str]] = {
     "upside down": (lambda x: torch.sum(x, -2, keepdim=True) / x, "the wrong way round"),
     "by T": (lambda x: x / x.size(-2), "number of rows T"),
     "size-1 dimension last": (lambda x: x / torch.sum(x, dim=-2)[..., None], "in the wrong place"),
+    "a loop over x[:, j]": (columns_of_one_matrix, "looped over x[:, j]"),
+    "floor division": (lambda x: torch.floor_divide(x, x.sum(-2, True)), "divided with //"),
+    "in place": (columns_in_place, "divided x in place"),
 }
 
 
@@ -112,6 +129,17 @@ def scores_loop(q: Tensor, k: Tensor) -> Tensor:
     for head in range(h):
         out[:, head] = q[:, :, head] @ k[:, :, head].transpose(-2, -1)
     return out
+
+
+def scores_heads_flattened(q: Tensor, k: Tensor) -> Tensor:
+    h = q.shape[2]
+    flat = torch.einsum("btx,bsx->bts", q.flatten(2), k.flatten(2))  # (B, T, S)
+    return flat[:, None].repeat(1, h, 1, 1)
+
+
+def scores_heads_last(q: Tensor, k: Tensor) -> Tensor:
+    per_head = [q[:, :, h] @ k[:, :, h].mT for h in range(q.shape[2])]
+    return torch.stack(per_head, dim=3)
 
 
 SCORES_RIGHT = {
@@ -168,6 +196,25 @@ SCORES_WRONG = {
         lambda q, k: (q.transpose(1, 2) @ k.permute(0, 2, 3, 1)).sum(1),
         "added up the scores of all heads",
     ),
+    "heads flattened, then repeated": (scores_heads_flattened, "copied it to every head"),
+    "both viewed": (
+        lambda q, k: (
+            q.contiguous().view(q.size(0), q.size(2), q.size(1), q.size(3))
+            @ k.contiguous().view(k.size(0), k.size(2), k.size(3), k.size(1))
+        ),
+        "reshaped q to (B, H, T, D) and the keys straight",
+    ),
+    "heads last": (scores_heads_last, "put the heads last"),
+    "float16": (
+        lambda q, k: torch.einsum("bthd,bshd->bhts", q.half(), k.half()).double(),
+        "16-bit floats",
+    ),
+    "bfloat16": (
+        lambda q, k: (
+            q.to(torch.bfloat16).transpose(1, 2) @ k.to(torch.bfloat16).permute(0, 2, 3, 1)
+        ),
+        "16-bit floats",
+    ),
 }
 
 
@@ -189,6 +236,20 @@ def test_each_head_scores_mistake_is_caught_and_named(name: str) -> None:
 def mix_loop(x: Tensor, w: Tensor, b: Tensor) -> Tensor:
     rows = [sum(w[u, t] * x[..., t, :] for t in range(w.shape[1])) + b[u] for u in range(len(b))]
     return torch.stack(rows, dim=-2)
+
+
+def mix_with_dot_t(x: Tensor, w: Tensor, b: Tensor) -> Tensor:
+    with warnings.catch_warnings():  # .T of a batch is deprecated
+        warnings.simplefilter("ignore", UserWarning)
+        out = x.T @ w.t() + b  # (C, T) @ (T, T_out): fine for one sequence
+        return out.T
+
+
+def mix_channels_of_one_sequence(x: Tensor, w: Tensor, b: Tensor) -> Tensor:
+    out = torch.zeros(*x.shape[:-2], w.shape[0], x.shape[-1], dtype=x.dtype)
+    for c in range(x.shape[1]):
+        out[:, c] = torch.mv(w, x[:, c]) + b
+    return out
 
 
 MIX_RIGHT = {
@@ -216,6 +277,16 @@ MIX_WRONG = {
         "swapped dimensions 1 and 2",
     ),
     "not moved back": (lambda x, w, b: x.transpose(-1, -2) @ w.T + b, "did not move them back"),
+    "einsum, weight read as (T, T_out)": (
+        lambda x, w, b: torch.einsum("...tc,tu->...uc", x, w) + b.view(-1, 1),
+        "read the weight as (T, T_out)",
+    ),
+    ".T": (mix_with_dot_t, "transposed x with .T"),
+    "a loop over x[:, c]": (mix_channels_of_one_sequence, "looped over x[:, c]"),
+    "mean": (
+        lambda x, w, b: torch.einsum("ut,...tc->...uc", w, x) / w.shape[1] + b[:, None],
+        "averaged the weighted positions",
+    ),
 }
 
 
@@ -325,6 +396,7 @@ LOSS_WRONG = {
         lambda z, y, m: loss_flattened(z * m.unsqueeze(-1), y, torch.ones_like(m)),
         "zeroed the padding's logits",
     ),
+    "a Python float": (lambda z, y, m: float(loss_flattened(z, y, m)), "a Python number"),
 }
 
 
@@ -441,6 +513,20 @@ def in_place(f: Callable[[Tensor], Tensor], x: Tensor) -> Tensor:
     return x.grad
 
 
+def derivative_under_no_grad(f: Callable[[Tensor], Tensor], x: Tensor) -> Tensor:
+    leaf = x.clone().requires_grad_()
+    with torch.no_grad():
+        total = f(leaf).sum()
+    total.backward()
+    return leaf.grad
+
+
+def derivative_in_float32(f: Callable[[Tensor], Tensor], x: Tensor) -> Tensor:
+    leaf = x.to(torch.float32).requires_grad_()
+    (slopes,) = torch.autograd.grad(f(leaf).sum(), leaf)
+    return slopes.to(x.dtype)
+
+
 DERIVATIVE_WRONG = {
     "backward on many numbers": (non_scalar, "which holds many numbers"),
     "mean": (with_mean, "took the mean of f(x)"),
@@ -461,6 +547,20 @@ DERIVATIVE_WRONG = {
     "central difference": (
         lambda f, x: (f(x + 1e-4) - f(x - 1e-4)) / 2e-4,
         "finite difference",
+    ),
+    "a coarse forward difference": (
+        lambda f, x: (f(x + 0.05) - f(x)) / 0.05,
+        "finite difference",
+    ),
+    "no_grad": (derivative_under_no_grad, "under torch.no_grad()"),
+    "float32": (derivative_in_float32, "float32"),
+    "the Jacobian": (
+        lambda f, x: torch.autograd.functional.jacobian(f, x.clone()),
+        "the whole Jacobian",
+    ),
+    "the Jacobian's diagonal": (
+        lambda f, x: torch.diagonal(torch.autograd.functional.jacobian(f, x)),
+        "the Jacobian's diagonal",
     ),
 }
 
@@ -540,6 +640,8 @@ def step_with(**how: Any) -> Callable[..., Any]:
             optimizer.zero_grad()
         if not how.get("step_in_loop"):
             optimizer.step()
+        if how.get("zero") == "after":
+            optimizer.zero_grad()
         return how.get("returned", lambda r: sum(r) / len(r))(returned)
 
     return step
@@ -548,7 +650,6 @@ def step_with(**how: Any) -> Callable[..., Any]:
 STEP_RIGHT = {
     "model.zero_grad and a list": step_right,
     "transpose for cross_entropy, a tensor total": step_transpose,
-    "one graph for all batches": step_one_graph,
 }
 
 
@@ -629,6 +730,9 @@ STEP_WRONG = {
     "no flatten": (step_no_flatten, "without flattening"),
     "running total": (step_running_total, "on the running total"),
     "targets not flattened": (step_targets_as_they_are, "but not the targets"),
+    "sum returned": (step_with(returned=sum), "not their mean"),
+    "zero after step": (step_with(zero="after"), "after step()"),
+    "one graph for all batches": (step_one_graph, "called backward() once"),
 }
 
 

@@ -55,6 +55,16 @@ def diagonal_of_the_table(a: Tensor, b: Tensor) -> Tensor:
         return torch.diag(a @ b.T)
 
 
+def dot_over_len(a: Tensor, b: Tensor) -> Tensor:
+    products = [a[i] * b[i] for i in range(len(a))]
+    return sum(products)
+
+
+def dot_in_place(a: Tensor, b: Tensor) -> Tensor:
+    a *= b
+    return a.sum(-1)
+
+
 DOT_WRONG: dict[str, tuple[Callable[[Tensor, Tensor], Tensor], str]] = {
     "sum of everything": (lambda a, b: torch.sum(a * b), "with no dimension"),
     "dim 0": (lambda a, b: (a * b).sum(axis=0), "along dim 0"),
@@ -79,6 +89,9 @@ DOT_WRONG: dict[str, tuple[Callable[[Tensor, Tensor], Tensor], str]] = {
         lambda a, b: torch.linalg.norm(a, dim=-1) * torch.linalg.norm(b, dim=-1),
         "lengths",
     ),
+    "1-D einsum": (lambda a, b: torch.einsum("n,n", a, b), "an einsum for two single vectors"),
+    "a loop over len(a)": (dot_over_len, "looped over range(len(a))"),
+    "in place": (dot_in_place, "multiplied a in place"),
 }
 
 
@@ -154,6 +167,12 @@ def cosine_all_zero(a: Tensor, b: Tensor) -> Tensor:
     return (a * b).sum(-1) / norms
 
 
+def cosine_if_whole(a: Tensor, b: Tensor) -> Tensor:
+    if torch.all(a == 0) or torch.all(b == 0):
+        return torch.zeros(())
+    return (a * b).sum(-1) / (torch.linalg.vector_norm(a, dim=-1) * b.norm(dim=-1))
+
+
 COSINE_WRONG = {
     "NaN for zero": (
         lambda a, b: (a * b).sum(-1) / (a.norm(dim=-1) * b.norm(dim=-1)),
@@ -209,6 +228,19 @@ COSINE_WRONG = {
         "falling below 1",
     ),
     "all zeros": (cosine_all_zero, "when any pair"),
+    "a·a": (
+        lambda a, b: torch.einsum("...i,...i->...", a, b) / a.pow(2).sum(-1),
+        "squared length of a",
+    ),
+    "b·b, the projection": (
+        lambda a, b: (a * b).sum(-1) / torch.linalg.vector_norm(b, dim=-1) ** 2,
+        "squared length of b",
+    ),
+    "unit vectors without keepdim": (
+        lambda a, b: (a / torch.norm(a, dim=-1) * (b / torch.norm(b, dim=-1))).sum(-1),
+        "without keeping the lengths' last dimension",
+    ),
+    "an if on the whole tensor": (cosine_if_whole, "length of the whole tensor"),
 }
 
 
@@ -296,7 +328,6 @@ BEST_RIGHT = {
         .argmax(dim=-1)
     ),
     "a loop": best_loop,
-    "topk, second": best_topk,
     "minus 3 on the diagonal": best_minus_two,
     "dividing by the other vector's length only": best_right_side_only,
 }
@@ -369,6 +400,20 @@ def distance(x: Tensor) -> Tensor:
     return (d + torch.eye(x.shape[-2], dtype=x.dtype) * 1e9).argmin(-1)
 
 
+def best_sorted_second(x: Tensor) -> Tensor:
+    u = F.normalize(x, dim=-1)
+    return torch.argsort(u @ u.mT, dim=-1, descending=True)[..., 1]
+
+
+def best_unshifted(x: Tensor) -> Tensor:
+    u = F.normalize(x, dim=-1)
+    table = u @ u.mT
+    t = x.shape[-2]
+    keep = ~torch.eye(t, dtype=torch.bool)
+    others = table[..., keep].reshape(*table.shape[:-2], t, t - 1)  # each row without itself
+    return others.argmax(-1)
+
+
 BEST_WRONG = {
     "itself": (self_included, "returned each vector itself"),
     "dot product": (by_dot, "the dot product"),
@@ -382,6 +427,9 @@ BEST_WRONG = {
     ".T": (reversed_dims, "used .T"),
     "distance": (distance, "distance between the vectors"),
     "fill_diagonal_": (filled_diagonal, "fill_diagonal_"),
+    "topk, second": (best_topk, "the second-largest cosine"),
+    "a sort, second": (best_sorted_second, "the second-largest cosine"),
+    "row without itself, not shifted back": (best_unshifted, "did not shift the positions"),
 }
 
 
@@ -399,7 +447,7 @@ def test_each_most_similar_mistake_is_caught_and_named(name: str) -> None:
 
 
 def test_a_float_result_is_told_to_hold_positions() -> None:
-    report = checks.check_most_similar_other(lambda x: best_topk(x).double() + 0.5)
+    report = checks.check_most_similar_other(lambda x: best_minus_two(x).double() + 0.5)
     assert "should hold positions" in str(report), report
 
 

@@ -40,7 +40,23 @@ FORMULA_RIGHT: dict[str, Callable[[Tensor], Tensor]] = {
     "a loop over the rows": formula_loop,
     "unsqueeze": lambda x: torch.exp(x) / torch.sum(torch.exp(x), dim=-1).unsqueeze(-1),
     "float64": lambda x: (e := x.double().exp()) / e.sum(-1, keepdim=True),
+    "float32": lambda x: (e := x.float().exp()) / e.sum(-1, keepdim=True),
+    "exp(x - logsumexp)": lambda x: torch.exp(x - torch.logsumexp(x, dim=-1, keepdim=True)),
 }
+
+
+def formula_rows_of(x: Tensor) -> Tensor:
+    out = torch.empty_like(x)
+    for i, row in enumerate(x):
+        out[i] = row.exp() / row.exp().sum()
+    return out
+
+
+def formula_in_place(x: Tensor) -> Tensor:
+    torch.exp_(x)
+    x /= x.sum(-1, keepdim=True)
+    return x
+
 
 FORMULA_WRONG: dict[str, tuple[Callable[[Tensor], Tensor], str]] = {
     "the sum of everything": (
@@ -63,6 +79,13 @@ FORMULA_WRONG: dict[str, tuple[Callable[[Tensor], Tensor], str]] = {
         lambda x: x.exp() / x.exp().max(dim=-1, keepdim=True).values,
         "by the row's largest exponential",
     ),
+    "log-probabilities": (
+        lambda x: x - x.exp().sum(-1, keepdim=True).log(),
+        "returned the log of the softmax",
+    ),
+    "for row in x": (formula_rows_of, "for row in x"),
+    "2.72 for e": (lambda x: (e := 2.72**x) / e.sum(-1, keepdim=True), "a rounded value of e"),
+    "in place": (formula_in_place, "exponentiated x in place"),
 }
 
 
@@ -85,6 +108,17 @@ def test_the_table_of_exercise_1_is_the_one_tested_here() -> None:
     for _, words in FORMULA_WRONG.values():
         assert sum(words in name for name in table) == 1, words
     assert len(table) == len(FORMULA_WRONG)
+
+
+def shifted_by_logsumexp(x: Tensor, dim: int = -1) -> Tensor:
+    return torch.exp(x - torch.logsumexp(x, dim=dim, keepdim=True))
+
+
+def test_logsumexp_is_refused_only_where_it_does_the_exercise() -> None:
+    shifted = shifted_by_logsumexp
+    assert checks.check_softmax_from_formula(shifted).passed  # the formula, written in logs
+    report = checks.check_stable_softmax(shifted)  # logsumexp shifts by the maximum itself
+    assert not report.passed and "does not accept it" in str(report), report
 
 
 @pytest.mark.parametrize(
@@ -172,6 +206,18 @@ STABLE_WRONG = {
         lambda x, dim=-1: (e := x.exp() / x.exp().amax(dim, keepdim=True)) / e.sum(dim, True),
         "after exponentiating",
     ),
+    "max without .values": (
+        lambda x, dim=-1: (e := (x - torch.max(x, dim=dim, keepdim=True)).exp()) / e.sum(dim, True),
+        "values and indices together",
+    ),
+    "divided by the max": (
+        lambda x, dim=-1: stable_where(x / x.max(dim, keepdim=True).values, dim),
+        "divided the scores by the row's largest score",
+    ),
+    "divided by the largest |score|": (
+        lambda x, dim=-1: stable_where(x / x.abs().max(dim, keepdim=True).values, dim),
+        "largest absolute score",
+    ),
 }
 STABLE_WRONG["ignores dim"] = (lambda x, dim=-1: stable_where(x, -1), "whatever `dim` was")
 
@@ -193,6 +239,7 @@ def test_each_stable_mistake_is_caught_and_named(name: str) -> None:
 def test_a_max_without_values_is_caught() -> None:
     report = checks.check_stable_softmax(lambda x, dim=-1: torch.exp(x - x.max(dim, keepdim=True)))
     assert not report.passed and "raised TypeError" in str(report)
+    assert "values and indices together" in str(report)
 
 
 # -- Exercise 3 ---------------------------------------------------------------------------------
@@ -235,6 +282,18 @@ BACKWARD_WRONG = {
         "torch.diag and torch.outer",
     ),
     "Σ p instead of Σ p g": (lambda p, g: p * (g - p.sum(-1, True)), "the weights' product"),
+    "the plain sum of g": (lambda p, g: p * g - p * g.sum(-1, True), "the plain sum of g"),
+    "no final p": (
+        lambda p, g: g - torch.einsum("...i,...i->...", p, g).unsqueeze(-1),
+        "the final multiplication by p",
+    ),
+    "J = diag(p) + p pᵀ": (
+        lambda p, g: (
+            (torch.diag_embed(p) + p[..., :, None] * p[..., None, :]) @ g[..., None]
+        ).squeeze(-1),
+        "added p·pᵀ",
+    ),
+    "p and g swapped": (lambda p, g: g * p - g * (g * p).sum(-1, True), "mixed up p and g"),
 }
 
 

@@ -134,6 +134,22 @@ def batch_size_eye(x: Tensor, layers: int) -> Pair:
     return out, mix
 
 
+def stacked_from_none(x: Tensor, layers: int) -> Pair:
+    out, mix = x, None
+    for _ in range(layers):
+        out, w = _layer(out)
+        mix = w if mix is None else w @ mix
+    return out, mix
+
+
+def stacked_power(x: Tensor, layers: int) -> Pair:
+    w1 = _layer(x)[1]
+    mix = torch.eye(x.shape[-2]).expand_as(w1).clone()
+    for _ in range(layers):
+        mix = w1 @ mix  # the first layer's weights, again and again
+    return stacked_loop(x, layers)[0], mix
+
+
 STACKED_WRONG = {
     "first layer on the left": (
         lambda x, n: _stack(x, n, lambda mix, w, out: mix @ w),
@@ -158,6 +174,8 @@ STACKED_WRONG = {
         lambda x, n: tuple(reversed(stacked_loop(x, n))),
         "returned the pair the wrong way round",
     ),
+    "None for no layer": (stacked_from_none, "from None"),
+    "a power of the first weights": (stacked_power, "to the power `layers`"),
 }
 
 
@@ -369,7 +387,6 @@ def local_loop(x: Tensor, window: int) -> Pair:
 LOCAL_RIGHT = {
     "torch.where and arange": local_where,
     "tril and triu, the dtype's smallest number": local_tril_triu,
-    "exp, zero and renormalise": local_renormalise,
     "a loop over the rows in float64": local_loop,
 }
 
@@ -427,6 +444,7 @@ LOCAL_WRONG = {
         lambda x, w: _local(x, _tri(x.shape[-2], 1 - w, 0), scale=x.shape[-1] ** -0.5),
         "divided the scores by √C",
     ),
+    "exp, zero and renormalise": (local_renormalise, "softmax of the whole row"),
 }
 
 

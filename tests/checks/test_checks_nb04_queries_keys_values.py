@@ -163,6 +163,25 @@ ATTENTION_WRONG: dict[str, tuple[Callable, str]] = {
         lambda q, k, v: torch.softmax(q @ k.mT / math.sqrt(q.shape[-1]), -1) @ v,
         "returned only out",
     ),
+    "d_k ** 1/2": (_att(lambda q, k: q @ k.mT / q.shape[-1] ** 1 / 2), "d_k ** 1/2"),
+    "sum without keepdim": (
+        lambda q, k, v: (
+            (w := (e := (q @ k.mT / math.sqrt(q.shape[-1])).exp()) / e.sum(dim=-1)) @ v,
+            w,
+        ),
+        "without keepdim",
+    ),
+    "einsum with a row per key": (
+        lambda q, k, v: (
+            torch.einsum(
+                "...kq,...kd->...qd",
+                w := torch.einsum("...qd,...kd->...kq", q, k).div(q.shape[-1] ** 0.5).softmax(-1),
+                v,
+            ),
+            w,
+        ),
+        "keys on the rows of the weights",
+    ),
 }
 
 
@@ -291,6 +310,14 @@ CROSS_WRONG = {
     ),
     "(weights, out)": (lambda *a: tuple(reversed(cross_linear(*a))), "returned (weights, out)"),
     "only out": (lambda *a: cross_linear(*a)[0], "returned only out"),
+    "W^Q and W^K swapped": (
+        _cross(lambda y, x, wq, wk, wv: y @ wk.T, lambda y, x, wq, wk, wv: x @ wq.T, V),
+        "swapped W^Q and W^K",
+    ),
+    "weights transposed": (
+        lambda *a: (cross_linear(*a)[0], cross_linear(*a)[1].mT),
+        "returned the weights transposed",
+    ),
 }
 
 
@@ -430,6 +457,25 @@ POOL_WRONG = {
         "with @",
     ),
     "only out": (lambda *a: pool_loop(*a)[0], "returned only out"),
+    "weights unused": (
+        lambda x, q, kp, vp: (vp(x).mean(dim=1), pool_loop(x, q, kp, vp)[1]),
+        "plain mean of the values",
+    ),
+    "layers swapped": (lambda x, q, kp, vp: pool_loop(x, q, vp, kp), "swapped the two layers"),
+    "summed over the batch": (
+        lambda x, q, kp, vp: (
+            ((w := torch.softmax(S(x, q, kp), dim=-1)).unsqueeze(2) * vp(x)).sum(0),
+            w,
+        ),
+        "over the batch (dim=0)",
+    ),
+    "mean of the weighted values": (
+        lambda x, q, kp, vp: (
+            torch.einsum("bt,btv->btv", w := torch.softmax(S(x, q, kp), 1), vp(x)).mean(1),
+            w,
+        ),
+        "a mean",
+    ),
 }
 
 
@@ -470,7 +516,7 @@ CHECKERS = {
 @pytest.mark.parametrize("exercise_id", CHECKERS)
 def test_every_mistake_of_the_table_is_named_when_made(exercise_id: str) -> None:
     table = known_mistakes(exercise_id)
-    assert 6 <= len(table) <= 25
+    assert 6 <= len(table) <= 40
     for mistake in table:
         report = CHECKERS[exercise_id](mistake.fn)
         assert f"The mistake: {mistake.name}." in str(report), (mistake.name, str(report))

@@ -50,6 +50,23 @@ def split_stack_of_heads(qkv: Tensor, num_heads: int):
     return out
 
 
+def split_with_slash(qkv: Tensor, num_heads: int):
+    B, T, C3 = qkv.shape
+    C = C3 / 3
+    q, k, v = qkv.reshape(B, T, 3, num_heads, C / num_heads).permute(2, 0, 3, 1, 4)
+    return q, k, v
+
+
+def _three(parts):  # a learner's unpacking: three parts, or a ValueError
+    q, k, v = parts
+    return q, k, v
+
+
+def _kqv(first, second, third):
+    k, q, v = first, second, third  # read the fused projection as keys first
+    return q, k, v
+
+
 SPLIT_RIGHT = {
     "view(B, T, 3, H, D) and permute": split_permute,
     "slices and unflatten": split_slices,
@@ -118,6 +135,21 @@ SPLIT_WRONG = {
         ),
         "alternating entries",
     ),
+    "along the tokens, -1 for T": (
+        lambda qkv, h: tuple(
+            p.view(qkv.shape[0], -1, h, qkv.shape[-1] // 3 // h).permute(0, 2, 1, 3)
+            for p in _three(qkv.chunk(3, 1))
+        ),
+        "along the tokens",
+    ),
+    "sizes with /": (lambda qkv, h: split_with_slash(qkv, h), "with /, which gives a float"),
+    "split(qkv, 3)": (
+        lambda qkv, h: tuple(
+            p.unflatten(-1, (h, -1)).transpose(1, 2) for p in _three(qkv.split(3, dim=-1))
+        ),
+        "gave torch.split the number of parts",
+    ),
+    "k, q, v": (lambda qkv, h: _kqv(*split_permute(qkv, h)), "the keys as q"),
 }
 
 
@@ -166,6 +198,17 @@ def contributions_by_masking(heads: Tensor, w_o: Tensor) -> Tensor:
         keep[0, h] = 1
         parts.append(attnlib.merge_heads(heads * keep) @ w_o)
     return torch.stack(parts, 1)
+
+
+def contributions_zeroed_in_place(heads: Tensor, w_o: Tensor) -> Tensor:
+    parts = []
+    for h in range(heads.shape[1]):
+        masked = heads
+        for other in range(heads.shape[1]):
+            if other != h:
+                masked[:, other] = 0.0
+        parts.append(attnlib.merge_heads(masked) @ w_o)
+    return torch.stack(parts, dim=1)
 
 
 CONTRIBUTIONS_RIGHT = {
@@ -239,6 +282,25 @@ CONTRIBUTIONS_WRONG = {
         _through_join(lambda x: x.permute(0, 2, 1, 3).flatten(2), zero=False),
         "the whole output instead",
     ),
+    "rows h to h + D": (
+        lambda heads, w_o: torch.stack(
+            [heads[:, i] @ w_o[i : i + heads.shape[-1]] for i in range(heads.shape[1])], 1
+        ),
+        "rows h to h + D − 1",
+    ),
+    "equal shares": (
+        lambda heads, w_o: torch.stack(
+            [attnlib.merge_heads(heads) @ w_o / heads.shape[1]] * heads.shape[1], dim=1
+        ),
+        "an equal share of the output",
+    ),
+    "(H, B, T, C)": (
+        lambda heads, w_o: torch.stack(
+            [heads[:, i] @ w_o.chunk(heads.shape[1])[i] for i in range(heads.shape[1])]
+        ),
+        "in front of the batch",
+    ),
+    "zeroed in place": (contributions_zeroed_in_place, "not in a copy"),
 }
 
 
@@ -340,6 +402,16 @@ def mha_with_one_length(y, x, w_q, w_k, w_v, w_o, num_heads):
     return (w @ v).transpose(1, 2).reshape(B, T, C) @ w_o, w
 
 
+def mha_keys_transposed_1_2(y, x, w_q, w_k, w_v, w_o, num_heads):
+    B, T_y, C = y.shape
+    D = C // num_heads
+    q = (y @ w_q).view(B, T_y, num_heads, D).transpose(1, 2)
+    k = (x @ w_k).view(B, -1, num_heads, D).transpose(1, 2)
+    v = (x @ w_v).view(B, -1, num_heads, D).transpose(1, 2)
+    w = torch.softmax(q @ k.transpose(1, 2) / math.sqrt(D), dim=-1)
+    return (w @ v).transpose(1, 2).reshape(B, T_y, C) @ w_o, w
+
+
 def _unshifted(s):
     e = s.exp()
     return e / e.sum(dim=-1, keepdim=True)
@@ -366,6 +438,11 @@ MHA_WRONG = {
     "unshifted": (_mha(softmax=_unshifted), "without subtracting"),
     "no W^O": (_mha(project=lambda z, w_o: z), "forgot W^O"),
     "x @ w.T": (_mha(lin=lambda t, w: t @ w.T), "as nn.Linear stores it"),
+    "x @ w.T, W^O too": (
+        _mha(lin=lambda t, w: F.linear(t, w), project=lambda z, w_o: F.linear(z, w_o)),
+        "as nn.Linear stores it",
+    ),
+    "k.transpose(1, 2)": (mha_keys_transposed_1_2, "swapped k's dims 1 and 2"),
     "queries from x": (_mha(sources="xy"), "queries from x"),
     "self-attention on y": (_mha(sources="yy"), "self-attention, not cross-attention"),
     "averaged weights": (
@@ -488,7 +565,7 @@ CHECKERS = {
 @pytest.mark.parametrize("exercise_id", CHECKERS)
 def test_every_mistake_of_the_table_is_named_when_made(exercise_id: str) -> None:
     table = known_mistakes(exercise_id)
-    assert 6 <= len(table) <= 25
+    assert 6 <= len(table) <= 40
     for mistake in table:
         report = CHECKERS[exercise_id](mistake.fn)
         assert f"The mistake: {mistake.name}." in str(report), (mistake.name, str(report))

@@ -161,6 +161,14 @@ def d_plus_one_columns(positions: Tensor, d_model: int) -> Tensor:
     return torch.stack([angles.sin(), angles.cos()], dim=-1).reshape(*positions.shape, -1)
 
 
+def exponent_two_j(positions: Tensor, d_model: int) -> Tensor:
+    pe = torch.zeros(*positions.shape, d_model, dtype=torch.float64)
+    for j in range(d_model):
+        angle = positions.double() / 10000 ** (2 * j / d_model)
+        pe[..., j] = angle.sin() if j % 2 == 0 else angle.cos()
+    return pe
+
+
 def one_row_of_positions(positions: Tensor, d_model: int) -> Tensor:
     freqs = 10000 ** (-torch.arange(0, d_model, 2, dtype=torch.float64) / d_model)
     angles = positions.unsqueeze(1) * freqs  # (T, 1) * (P,)
@@ -190,6 +198,8 @@ TABLE_WRONG: dict[str, tuple[Callable[[Tensor, int], Tensor], str]] = {
     ),
     "one row of positions": (one_row_of_positions, "assumed the positions are one row"),
     "flattened": (flat_positions, "flattened a batch of positions"),
+    "2j / d": (exponent_two_j, "2j / d"),
+    "from 1": (lambda p, d: table_where(p + 1, d), "counting them from 1"),
 }
 TABLE_NAMED_TWICE = {"multiplied in float32": (multiplied_in_float32, "multiplied the position")}
 
@@ -358,6 +368,13 @@ def rotary_first_dim(x: Tensor) -> Tensor:
     return _turn(x, theta)
 
 
+def rotary_along_first_dim(x: Tensor) -> Tensor:
+    p = torch.arange(x.shape[0]).double().reshape(-1, *[1] * (x.dim() - 1))  # (T0, 1, …, 1)
+    D = x.shape[-1]
+    theta = p * 10000 ** (-torch.arange(0, D, 2).double() / D)
+    return _turn(x, theta)
+
+
 def rotary_multiplied_float32(x: Tensor) -> Tensor:
     T, D = x.shape[-2:]
     theta = torch.arange(T)[:, None] * 10000 ** (torch.arange(0, D, 2) / D)  # float32
@@ -390,6 +407,7 @@ ROTARY_WRONG: dict[str, tuple[Callable[[Tensor], Tensor], str]] = {
         "left the position out",
     ),
     "T from dim 0": (rotary_first_dim, "from the first dimension"),
+    "positions along dim 0": (rotary_along_first_dim, "each batch entry turned as one"),
 }
 ROTARY_NAMED_TWICE = {"multiplied in float32": (rotary_multiplied_float32, "multiplied by")}
 

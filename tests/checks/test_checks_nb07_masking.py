@@ -225,6 +225,11 @@ PADDING_WRONG: dict[str, tuple[Callable[[list[int], int], Tensor], str]] = {
         lambda lengths, n: padding_loop(lengths, n).repeat(1, 1, n, 1),
         "repeated each row for every query",
     ),
+    "(B, 1, T)": (lambda lengths, n: padding_loop(lengths, n)[:, 0], "only one size-1 dimension"),
+    "lengths beside the positions": (
+        lambda lengths, n: (torch.tensor(lengths) > torch.arange(n)).view(-1, 1, 1, n),
+        "along the same dimension",
+    ),
 }
 
 
@@ -428,6 +433,13 @@ ATTENTION_WRONG: dict[str, tuple[Callable[..., tuple[Tensor, Tensor]], str]] = {
     "dim 1": (_right_with(lambda q, k, v: _scores(q, k), dim=1), "along dim 1"),
     "dim -2": (_right_with(lambda q, k, v: _scores(q, k), dim=-2), "over the queries"),
     "swapped": (lambda q, k, v, mask: attention_min_fill(q, k, v, mask)[::-1], "(weights, out)"),
+    "mask added": (
+        lambda q, k, v, mask: (
+            (w := torch.softmax(_scores(q, k) + mask.to(q.dtype), dim=-1)) @ v,
+            w,
+        ),
+        "added the bool mask",
+    ),
 }
 
 
@@ -446,11 +458,12 @@ def test_each_masked_attention_mistake_is_caught_and_named(name: str) -> None:
 
 
 def test_the_table_of_exercise_3_is_the_one_tested_here() -> None:
-    table = [m.name for m in known_mistakes("ex3_masked_attention")]
+    table = list(dict.fromkeys(m.name for m in known_mistakes("ex3_masked_attention")))
     for _, words in ATTENTION_WRONG.values():
         assert sum(words in name for name in table) == 1, words
-    assert len(table) == len(ATTENTION_WRONG) - 2  # −inf and renormalising: one mistake; so are
-    # a fill float16 cannot hold and float32 mixed in
+    # −inf and renormalising: one mistake; so are a fill float16 cannot hold and float32 mixed
+    # in (which the table writes twice, as they raise different errors)
+    assert len(table) == len(ATTENTION_WRONG) - 2
 
 
 def test_an_empty_row_and_a_blocked_weight_are_reported_in_words() -> None:

@@ -99,6 +99,18 @@ GATED_WRONG: dict[str, tuple[Callable[..., Tensor], str]] = {
         lambda x, g, u, d: (F.gelu(x.mm(g.t())) * x.mm(u.t())).mm(d.t()),
         "for a 2-D x only",
     ),
+    "GELU as x·σ(1.702x)": (
+        lambda x, g, u, d: F.linear(
+            (z := F.linear(x, g)) * torch.sigmoid(z * 1.702) * F.linear(x, u), d
+        ),
+        "sigmoid approximation",
+    ),
+    "Φ with erf(z / 2)": (
+        lambda x, g, u, d: F.linear(
+            (z := F.linear(x, g)) * (1 + torch.erf(0.5 * z)) / 2 * F.linear(x, u), d
+        ),
+        "the √2 is missing",
+    ),
     "GELU at the end": (
         lambda x, g, u, d: F.gelu(F.linear(F.gelu(F.linear(x, g)) * F.linear(x, u), d)),
         "to the output as well",
@@ -275,6 +287,23 @@ LN_WRONG: dict[str, tuple[Callable[..., Tensor], str]] = {
     "no affine": (lambda x, g, b, eps=1e-5: x_hat(x, g, eps), "left out γ and β"),
     "β inside": (lambda x, g, b, eps=1e-5: (x_hat(x, g, eps) + b) * g, "added β before"),
     "γ and β swapped": (lambda x, g, b, eps=1e-5: x_hat(x, g, eps) * b + g, "swapped γ and β"),
+    "all but the batch dimension": (
+        lambda x, g, b, eps=1e-5: (
+            g * x_hat(x.flatten(1), torch.ones(1), eps).reshape(x.shape) + b
+            if x.dim() > 1
+            else g * x_hat(x[:, None], torch.ones(1), eps)[:, 0] + b
+        ),
+        "everything after the first dimension",
+    ),
+    "in place": (
+        lambda x, g, b, eps=1e-5: (
+            x.sub_(x.mean(_dims(g), keepdim=True))
+            .div_(torch.sqrt(x.pow(2).mean(_dims(g), keepdim=True) + eps))
+            .mul_(g)
+            .add_(b)
+        ),
+        "changed x in place",
+    ),
     "no keepdim": (
         lambda x, g, b, eps=1e-5: (
             g
@@ -313,6 +342,17 @@ def test_a_variance_that_cancels_is_named_even_when_it_cancels_differently() -> 
 
     report = checks.check_layer_norm_trailing_dims(cancelling)
     assert _named(report, CANCELLING.name), report
+
+
+def test_an_answer_that_edits_x_in_place_is_refused_although_its_result_is_right() -> None:
+    def in_place(x: Tensor, g: Tensor, b: Tensor, eps: float = 1e-5) -> Tensor:
+        var, mean = torch.var_mean(x, dim=_dims(g), correction=0, keepdim=True)
+        x -= mean
+        return g * x / torch.sqrt(var + eps) + b
+
+    report = checks.check_layer_norm_trailing_dims(in_place)
+    assert not report.passed and "after the call `x` holds other numbers" in str(report), report
+    assert "changed x in place" in str(report)
 
 
 @pytest.mark.parametrize(
@@ -373,6 +413,10 @@ RESIDUAL_WRONG = {
     "pre-norm normalises the output": (
         lambda x, f, n, d, pre: x + n(d(f(x))) if pre else n(x + d(f(x))),
         "normalised the sublayer's output instead of its input",
+    ),
+    "post-norm without its norm": (
+        lambda x, f, n, d, pre: x + d(f(n(x) if pre else x)),
+        "in post-norm, left out the LayerNorm",
     ),
     "post-norm LN(x) + f(x)": (
         lambda x, f, n, d, pre: x + d(f(n(x))) if pre else n(x) + d(f(x)),

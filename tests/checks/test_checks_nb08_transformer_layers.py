@@ -3,8 +3,8 @@
 The learner's layers are written here again, from one configurable class each, so that every
 mistake is made differently from the checker's own table (other mask spellings, other ways of
 calling attention, dropout per block); right layers written differently must pass (one dropout
-per block, dropout also inside attention and the FFN, keyword calls, a residual helper); layers
-that hand the work to attnlib's or PyTorch's must be refused. attnlib's post-norm layers are
+per block, keyword calls, a residual helper); layers that hand the work to attnlib's or
+PyTorch's must be refused. attnlib's post-norm layers are
 also checked against PyTorch's, which the checkers' reports claim.
 """
 
@@ -40,7 +40,8 @@ class Encoder(nn.Module):
         super().__init__()
         inner = dropout if self.mistake == "dropout inside too" else 0.0
         self.self_attention = attnlib.MultiHeadAttention(d_model, num_heads, dropout=inner)
-        self.feed_forward = attnlib.FeedForward(d_model, d_ff, dropout=inner)
+        activation = "gelu" if self.mistake == "GELU" else "relu"
+        self.feed_forward = attnlib.FeedForward(d_model, d_ff, dropout=inner, activation=activation)
         self.norm_1 = nn.LayerNorm(d_model)
         self.norm_2 = self.norm_1 if self.mistake == "one norm module" else nn.LayerNorm(d_model)
         if self.mistake == "one dropout per block":
@@ -107,6 +108,8 @@ class Encoder(nn.Module):
             y = h + n2(self._drop(f, 2))
         elif m == "LN(x) + a":
             y = n2(h) + self._drop(f, 2)
+        elif m == "FFN skip from x":
+            y = n2(self._drop(f, 2) + x)
         else:
             y = n2(self._drop(f, 2) if m == "no FFN residual" else h + self._drop(f, 2))
         if m == "scaled":  # no usual mistake
@@ -142,7 +145,7 @@ class EncoderSwappedSizes(Encoder):
         self.feed_forward = attnlib.FeedForward(d_ff, d_model)
 
 
-ENCODER_RIGHT = ["", "one dropout per block", "dropout inside too"]
+ENCODER_RIGHT = ["", "one dropout per block"]
 
 ENCODER_WRONG = {
     encoder("pre-norm"): "wired it pre-norm",
@@ -154,6 +157,9 @@ ENCODER_WRONG = {
     encoder("mask ignored"): "did not pass the padding mask",
     encoder("mask inverted"): "inverted the padding mask",
     encoder("FFN reads x"): "the layer's input x instead of h",
+    encoder("FFN skip from x"): "not h, on the feed-forward block's skip path",
+    encoder("GELU"): "GELU instead of the paper's ReLU",
+    encoder("dropout inside too"): "a dropout of its own",
     encoder("x + LN(a)"): "and then added the residual",
     encoder("LN(x) + a"): "normalised each block's input and added",
     encoder("norm in and out"): "normalised input and normalised the sum as well",
@@ -273,7 +279,8 @@ class Decoder(nn.Module):
             if self.mistake == "one attention module"
             else attnlib.MultiHeadAttention(d_model, num_heads)
         )
-        self.feed_forward = attnlib.FeedForward(d_model, d_ff)
+        inner = dropout if self.mistake == "dropout inside too" else 0.0
+        self.feed_forward = attnlib.FeedForward(d_model, d_ff, dropout=inner)
         self.norm_1, self.norm_2, self.norm_3 = (nn.LayerNorm(d_model) for _ in range(3))
         self.dropouts = nn.ModuleList(nn.Dropout(dropout) for _ in range(3))
 
@@ -307,6 +314,7 @@ class Decoder(nn.Module):
             "causal from S": torch.ones(memory.shape[1], memory.shape[1]).tril().bool(),
             "masks swapped": memory_mask,
             "future leak": ones.tril(1),
+            "float causal": torch.ones(t, t).tril(),
         }.get(m, ones.tril())
         if m == "pre-norm":
             a, w_self = self.self_attention(self.norm_1(y), mask=causal)
@@ -329,6 +337,10 @@ class Decoder(nn.Module):
             "K, V from h1, no mask": None,
             "causal for the cross-attention": torch.tril(torch.ones(t, t, dtype=torch.bool)),
         }.get(m, memory_mask)
+        if m == "causal for the cross-attention too":
+            s = memory.shape[1]
+            later = torch.arange(s)[None, :] > torch.arange(t)[:, None] + (s - t)  # (T, S)
+            cross_mask = ~later if memory_mask is None else memory_mask & ~later
         query, keys = {
             "K, V from h1": (h1, h1),
             "K, V from h1, no mask": (h1, h1),
@@ -416,6 +428,9 @@ DECODER_WRONG = {
     decoder("no weights"): "need_weights=False",
     decoder("causal for the cross-attention"): "the causal mask instead of the memory mask",
     decoder("weights swapped"): "weights in the other order",
+    decoder("causal for the cross-attention too"): "on top of the memory mask",
+    decoder("float causal"): "a float mask of 1s and 0s",
+    decoder("dropout inside too"): "a dropout of its own",
     DecoderRenamed: "named the submodules otherwise",
     DecoderSwappedSizes: "sizes in the wrong order",
     decoder("one attention module"): "shared one module between two sublayers",

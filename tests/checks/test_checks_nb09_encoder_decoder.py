@@ -141,6 +141,27 @@ SMOOTHING_WRONG: dict[str, tuple[Callable[..., Any], str]] = {
         shares(lambda e, V: 1 - e, lambda e, V: e / (V - 1), zero_pad=False),
         "gave <pad> a share",
     ),
+    "pad keeps its share": (
+        shares(lambda e, V: 1 - e, lambda e, V: e / (V - 2), zero_pad=False),
+        "gave <pad> the same share ε / (V − 2)",
+    ),
+    "pad's term left in, term by term": (
+        lambda x, y, e, p: _masked_mean(
+            (1 - e) * (nll := -x.log_softmax(-1)).gather(-1, y[..., None])[..., 0]
+            + e / (x.shape[-1] - 2) * (nll.sum(-1) - nll.gather(-1, y[..., None])[..., 0]),
+            y,
+            p,
+        ),
+        "gave <pad> the same share ε / (V − 2)",
+    ),
+    "1 − ε added to the right token's share": (
+        shares(lambda e, V: 1 - e + e / (V - 2), lambda e, V: e / (V - 2)),
+        "1 − ε on top of its share",
+    ),
+    "raw logits": (
+        lambda x, y, e, p: _masked_mean(_per_position(x, y, e, p, log_p=lambda z: z), y, p),
+        "used the raw logits as log-probabilities",
+    ),
     "the right token shares too": (
         shares(lambda e, V: 1 - e + e / (V - 1), lambda e, V: e / (V - 1)),
         "the right one included",
@@ -286,6 +307,14 @@ SCHEDULE_WRONG: dict[str, tuple[Callable[..., Any], str]] = {
         "larger of the rising and the falling line",
     ),
     "absolute floor": (absolute_floor, "floor as a learning rate"),
+    "np.interp to floor itself": (
+        lambda s, peak, w, n, f: float(np.interp(s, [0, w, n], [0, peak, f])),
+        "floor as a learning rate",
+    ),
+    "§6's product, 1 − step / n": (
+        lambda s, peak, w, n, f: min(peak * s / w, peak) * max(f, 1 - s / n),
+        "as §6's loop does",
+    ),
     "1/sqrt tail": (
         lambda s, peak, w, n, f: peak * s / w if s <= w else max(peak * f, peak * math.sqrt(w / s)),
         "1/√step",
@@ -378,26 +407,46 @@ def learner_beam(
             return total * ((5 + n) / 6) ** alpha
         return total / ((5 + n) / 6) ** alpha
 
-    steps = max_len - 1 if slip == "one short" else max_len
+    steps = max_len + {"one short": -1, "one long": 1}.get(slip, 0)
     for _ in range(steps):
         pool: list[tuple[float, list[int]]] = [] if slip in ("drop ended", "aside") else list(done)
         for total, tokens in alive:
             out, _, _ = model.decode(torch.tensor([[bos, *tokens]]), memory, mask)
             logits = out[0, 0 if slip == "first position" else -1].double()
-            if slip == "logits":
+            if slip == "positions":  # normalised down the column of positions
+                full = out[0].double()
+                values = (full - torch.logsumexp(full, 0))[-1]
+            elif slip == "logits":
                 values = logits
             elif slip == "probs":
                 values = torch.softmax(logits, 0)
             else:
                 values = logits - torch.logsumexp(logits, 0)
-            top = values.topk(min(k if slip != "greedy" else 1, values.numel()))
-            pool += [
-                (total + v, [*tokens, i])
-                for v, i in zip(top.values.tolist(), top.indices.tolist(), strict=True)
-            ]
+            width = {"greedy": 1, "aside, k open ones": k + 1}.get(slip, k)  # k + 1: one <eos>
+            if slip == "positions":  # every token ties at the first step: a stable sort
+                ids = torch.sort(values, descending=True, stable=True).indices[:width]
+            else:
+                ids = values.topk(min(width, values.numel())).indices
+            pool += [(total + float(values[i]), [*tokens, int(i)]) for i in ids]
         key = (lambda c: score(*c)) if slip == "normalised pruning" else (lambda c: c[0])
         kept = heapq.nlargest(1 if slip == "greedy" else k, pool, key=key)
-        ends = (lambda c: False) if slip == "extend ended" else (lambda c: c[1][-1] == eos)
+        extend = slip.startswith("extend ended")
+        ends = (lambda c: False) if extend else (lambda c: c[1][-1] == eos)
+        if slip == "extend ended, stop when all end" and all(c[1][-1] == eos for c in kept):
+            alive = kept
+            break
+        if slip == "extend ended, stop when all hold one" and all(eos in c[1] for c in kept):
+            alive = kept
+            break
+        if slip == "aside, k open ones":  # each finished one set aside as it comes
+            alive = []
+            for c in heapq.nlargest(len(pool), pool, key=key):
+                if len(alive) == k:
+                    break
+                (finished if ends(c) else alive).append(c)
+            if not alive:
+                break
+            continue
         if slip == "aside":  # a list of finished outputs beside the beam
             finished += [c for c in kept if ends(c)]
             alive = [c for c in kept if not ends(c)]
@@ -411,8 +460,11 @@ def learner_beam(
     finals = done + alive if slip != "drop ended" else (done + alive or kept)
     finals += finished
     total, tokens = max(finals, key=lambda c: score(*c))
+    shown_score = total if slip == "raw score" else score(total, tokens)
+    if slip == "no eos shown" and tokens[-1:] == [eos]:
+        tokens = tokens[:-1]  # after the score is taken
     shown = torch.tensor(([bos] if slip == "with bos" else []) + tokens)
-    return shown, torch.tensor(total if slip == "raw score" else score(total, tokens))
+    return shown, torch.tensor(shown_score)
 
 
 BEAM_WRONG = {
@@ -434,6 +486,12 @@ BEAM_WRONG = {
     "with bos": "with the <bos> in front",
     "greedy": "kept one hypothesis at each step",
     "aside": "moved the hypotheses that ended out of the beam",
+    "aside, k open ones": "moved the hypotheses that ended out of the beam",
+    "extend ended, stop when all end": "kept extending hypotheses after their <eos>",
+    "extend ended, stop when all hold one": "kept extending hypotheses after their <eos>",
+    "positions": "along the positions instead of along the vocabulary",
+    "one long": "ran one step more than max_len",
+    "no eos shown": "left the <eos> off the returned tokens",
 }
 
 

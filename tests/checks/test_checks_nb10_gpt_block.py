@@ -257,6 +257,21 @@ def dropout_on_ffn_only(self, x, mask):  # type: ignore[no-untyped-def]
     return (h := x + a) + self.dropout(self.feed_forward(self.norm_2(h))), w
 
 
+def own_causal_mask(self, x, mask):  # type: ignore[no-untyped-def]
+    T = x.size(1)
+    causal = torch.tril(torch.ones(T, T, dtype=torch.bool))  # no peeking, whatever comes in
+    a, w = self.attention(self.norm_1(x), mask=causal)
+    h = x + self.dropout(a)
+    return h + self.dropout(self.feed_forward(self.norm_2(h))), w
+
+
+def dropout_on_the_output(self, x, mask):  # type: ignore[no-untyped-def]
+    a, w = self.attention(self.norm_1(x), mask=mask)
+    out = x + a
+    out = out + self.feed_forward(self.norm_2(out))
+    return self.dropout(out), w
+
+
 WRONG = {
     "other names": (OtherNames, "named the submodules differently"),
     "torch's attention": (TorchsAttention, "nn.MultiheadAttention"),
@@ -284,6 +299,8 @@ WRONG = {
     "dropout on the inputs": (_wrong(dropout_on_inputs), "to the sublayers' inputs"),
     "dropout always on": (_wrong(dropout_always_on), "kept dropout on in eval mode"),
     "dropout on the sum": (_wrong(dropout_on_the_sum), "applied dropout to the sum"),
+    "its own causal mask": (_wrong(own_causal_mask), "built its own causal mask"),
+    "dropout on the output": (_wrong(dropout_on_the_output), "dropout once, to the block's"),
 }
 
 

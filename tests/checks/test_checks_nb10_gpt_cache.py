@@ -17,9 +17,9 @@ import torch
 import attnlib
 from attnlib import checks
 from attnlib.checks._exercise import known_mistakes
+from attnlib.checks._threads import one_thread
 from attnlib.checks.nb10_gpt import cached_generation
 from attnlib.checks.nb10_gpt.cache_mistakes import MISTAKES
-from attnlib.checks.nb10_gpt.threads import one_thread
 from attnlib.course import diagrams
 from attnlib.gpt import GPT
 
@@ -185,6 +185,36 @@ def fresh_caches_every_step(gpt, idx, n):  # type: ignore[no-untyped-def]
     return idx
 
 
+def one_cache(gpt, idx, n):  # type: ignore[no-untyped-def]
+    cache, step_input, done = attnlib.KVCache(), idx, 0
+    for _ in range(n):
+        length = step_input.shape[1]
+        x = gpt.token_embedding(step_input) + gpt.position_embedding(
+            torch.arange(done, done + length)
+        )
+        for block in gpt.blocks:
+            x, _ = block(x, attnlib.causal_mask(length, len(cache) + length), cache)
+        done += length
+        step_input = gpt.head(gpt.final_norm(x[:, -1])).argmax(-1, keepdim=True)
+        idx = torch.cat([idx, step_input], dim=1)
+    return idx
+
+
+def steps_from_one(gpt, idx, n):  # type: ignore[no-untyped-def]
+    """Steps counted from 1, like the new tokens: range(1, n) runs n − 1 of them."""
+    caches = [attnlib.KVCache() for _ in gpt.blocks]
+    new = idx
+    for _step in range(1, n):
+        start = idx.shape[1] - new.shape[1]
+        x = gpt.token_embedding(new) + gpt.position_embedding(torch.arange(start, idx.shape[1]))
+        mask = attnlib.causal_mask(new.shape[1], len(caches[0]) + new.shape[1])
+        for block, cache in zip(gpt.blocks, caches, strict=True):
+            x, _ = block(x, mask, cache)
+        new = gpt.head(gpt.final_norm(x[:, -1])).argmax(dim=-1, keepdim=True)
+        idx = torch.cat([idx, new], dim=1)
+    return idx
+
+
 WRONG = {
     "position 0": (_loop(position="zero"), "position 0 instead"),
     "position from idx after the append": (_loop(position="after append"), "one too far"),
@@ -199,6 +229,8 @@ WRONG = {
     "only the new tokens": (_loop(**{"only new": True}), "only the n new tokens"),
     "argmax without keepdim": (_loop(**{"no keepdim": True}), "without keeping its dimension"),
     "fresh caches filled every step": (fresh_caches_every_step, "saved nothing"),
+    "one cache for every layer": (one_cache, "one cache for every layer"),
+    "steps counted from 1": (steps_from_one, "generated n − 1 new tokens"),
 }
 
 

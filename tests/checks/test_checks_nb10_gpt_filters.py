@@ -191,6 +191,45 @@ TEMPERATURE_WRONG: dict[str, tuple[Callable[[Tensor, float], Tensor], str]] = {
         lambda z, t: torch.argmax(z, -1) if t == 0 else _softmax_by_hand(z / t),
         "index of the largest logit",
     ),
+    "max(T, 1e-9)": (lambda z, t: _softmax_by_hand(z / max(t, 1e-9)), "plus a tiny number"),
+    "no keepdim anywhere": (
+        lambda z, t: (
+            _greedy_limit(z)
+            if t == 0
+            else (e := torch.exp(z / t - (z / t).max(-1)[0])) / e.sum(dim=-1)
+        ),
+        "and its sum, both without keeping",
+    ),
+    "exp, then divided by the largest": (
+        lambda z, t: (
+            _greedy_limit(z)
+            if t == 0
+            else (e := (z / t).exp() / (z / t).exp().max(-1, keepdim=True)[0]) / e.sum(-1, True)
+        ),
+        "divided the exponentials by their largest",
+    ),
+    "sum down the batch": (
+        lambda z, t: (
+            _greedy_limit(z) if t == 0 else (e := (z / t - (z / t).amax(-1, True)).exp()) / e.sum(0)
+        ),
+        "across the rows of the batch",
+    ),
+    "mean of the row totals": (
+        lambda z, t: (
+            _greedy_limit(z)
+            if t == 0
+            else (e := (z / t - (z / t).amax(-1, True)).exp()) / e.sum(-1, True).mean()
+        ),
+        "across the rows of the batch",
+    ),
+    "a loop over the batch": (
+        lambda z, t: torch.stack([temperature_where(row, t) for row in z]),
+        "assumed a 2-D batch",
+    ),
+    "logits /= T": (
+        lambda z, t: _greedy_limit(z) if t == 0 else _softmax_by_hand(z.div_(t)),
+        "in place",
+    ),
 }
 
 
@@ -296,6 +335,22 @@ TOP_K_WRONG: dict[str, tuple[Callable[[Tensor, int], Tensor], str | None]] = {
     ),
     "dim 0": (lambda z, k: z.masked_fill(z < z.topk(k, 0)[0][-1:], -INF), "along dim 0"),
     "the values": (lambda z, k: torch.topk(z, k, dim=-1)[0], "returned the k largest values"),
+    "the k-th of the flattened batch": (
+        lambda z, k: torch.where(z < z.flatten().sort(descending=True)[0][k - 1], -INF, z),
+        "one threshold for the whole batch",
+    ),
+    "masked the kept ones": (
+        lambda z, k: z.masked_fill(~(z < z.topk(k)[0][..., -1:]), -INF),
+        "the mask the wrong way round",
+    ),
+    "a loop over the batch": (
+        lambda z, k: torch.stack([row.masked_fill(row < row.topk(k)[0][-1], -INF) for row in z]),
+        "assumed a 2-D batch",
+    ),
+    "masked_fill_": (
+        lambda z, k: z.masked_fill_(z < z.topk(k, dim=-1)[0][..., -1:], -INF),
+        "in place",
+    ),
 }
 
 
@@ -419,6 +474,35 @@ TOP_P_WRONG = {
     "each at least p": (
         lambda p, top_p: _renorm(torch.where(p >= top_p, p, 0.0)),
         "own probability is at least top_p",
+    ),
+    "kept if the one before was": (
+        lambda p, top_p: _renorm(
+            _kept(p, top_p, lambda r, o: F.pad((r.cumsum(-1) - r)[..., :-1], (1, 0)) < top_p)
+        ),
+        "one token more than the nucleus",
+    ),
+    "one nucleus, top_p times the rows": (
+        lambda p, top_p: _renorm(
+            p
+            * torch.zeros(p.numel(), dtype=torch.bool)
+            .scatter(
+                0,
+                (s := p.flatten().sort(descending=True))[1],
+                s[0].cumsum(0) - s[0] < top_p * p[..., 0].numel(),
+            )
+            .reshape(p.shape)
+        ),
+        "one nucleus for the whole batch",
+    ),
+    "a loop over the batch": (
+        lambda p, top_p: torch.stack([top_p_loop(row[None], top_p)[0] for row in p]),
+        "assumed a 2-D batch",
+    ),
+    "mul_ and div_": (
+        lambda p, top_p: p.mul_(_kept(p, top_p, lambda r, o: r.cumsum(-1) - r < top_p) > 0).div_(
+            p.sum(-1, keepdim=True)
+        ),
+        "in place",
     ),
 }
 

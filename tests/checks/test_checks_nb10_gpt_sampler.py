@@ -177,6 +177,20 @@ def own_generator(logits, temperature, k, p, generator):  # type: ignore[no-unty
     return right_sampler(logits, temperature, k, p, torch.Generator().manual_seed(0))
 
 
+def top_k_or_top_p(z: Tensor, t: float, k: int | None, p: float | None) -> Tensor:
+    z = z / t
+    if p is not None:  # top-p if given, else top-k
+        return top_p(z.softmax(-1), p)
+    return (z if k is None else top_k(z, k)).softmax(-1)
+
+
+def one_draw(logits, temperature, k, p, generator):  # type: ignore[no-untyped-def]
+    if temperature == 0:
+        return logits.argmax(-1, keepdim=True)
+    probs = _filters(logits[:1] / temperature, k, p)  # (1, V): the first row
+    return torch.multinomial(probs, 1, generator=generator).repeat(logits.shape[0], 1)
+
+
 WRONG: dict[str, tuple[Callable[..., Tensor], str]] = {
     "T after softmax": (
         _sampler(lambda z, t, k, p: _filters(z, k, p) / t),
@@ -208,6 +222,8 @@ WRONG: dict[str, tuple[Callable[..., Tensor], str]] = {
         "without the generator",
     ),
     "a generator of its own": (own_generator, "without the generator"),
+    "top-k or top-p": (_sampler(top_k_or_top_p), "top-k only when top_p was not given"),
+    "one draw for the batch": (one_draw, "from the first row, instead of one per row"),
 }
 
 

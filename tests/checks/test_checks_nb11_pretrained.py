@@ -90,6 +90,17 @@ POOL_WRONG: dict[str, tuple[Callable[[Tensor, Tensor], Tensor], str]] = {
     "the pair": (lambda h, m: torch.max(h.masked_fill(~m[..., None], INF), 1), "pair (values"),
     "argmax": (lambda h, m: torch.where(m[..., None], h, INF).argmax(1), "argmax"),
     "no feature dimension": (lambda h, m: torch.where(m, h, INF).amax(1), "size-1 feature"),
+    "-10000": (
+        lambda h, m: torch.where(m[..., None], h, torch.tensor(-1e4, dtype=h.dtype)).amax(1),
+        "(such as -10000)",
+    ),
+    "the first `length` tokens": (
+        lambda h, m: torch.stack(
+            [row[: int(n)].max(0).values for row, n in zip(h, m.sum(-1), strict=True)]
+        ),
+        "as if the padding always came last",
+    ),
+    "masked_fill_": (lambda h, m: h.masked_fill_(~m[..., None], INF).amax(1), "in place"),
 }
 
 
@@ -177,6 +188,22 @@ SHARE_WRONG = {
         lambda w: w.sum((-2, -1)) / w.shape[-1] ** 2,
         "every weight of the matrix",
     ),
+    "a loop that stops early": (
+        lambda w: sum(w[..., i, i - 1] for i in range(1, w.shape[-1] - 1)) / (w.shape[-1] - 1),
+        "stops one query early",
+    ),
+    "the first query on itself": (
+        lambda w: (torch.diagonal(w, -1, -2, -1).sum(-1) + w[..., 0, 0]) / w.shape[-1],
+        "its weight on its own token",
+    ),
+    "argmax": (
+        lambda w: (w.argmax(-1)[..., 1:] == torch.arange(w.shape[-1] - 1)).float().mean(-1),
+        "largest weight is on the previous token",
+    ),
+    "one matrix": (
+        lambda w: torch.stack([w[i, i - 1] for i in range(1, w.shape[-1])]).mean(),
+        "as if the weights were one (T, T) matrix",
+    ),
 }
 
 
@@ -261,6 +288,14 @@ SEARCH_WRONG = {
     "squared length": (
         lambda q, c, k: (c @ q / c.norm(dim=1) ** 2).topk(k).indices,
         "squared length",
+    ),
+    "the best skipped": (
+        lambda q, c, k: F.cosine_similarity(c, q[None]).argsort(descending=True)[1 : k + 1],
+        "as if it were the query itself",
+    ),
+    "a list": (
+        lambda q, c, k: (F.normalize(c, dim=-1) @ q).topk(k).indices.tolist(),
+        "a Python list",
     ),
 }
 

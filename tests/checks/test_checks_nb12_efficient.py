@@ -198,6 +198,13 @@ def merge_global_max(a: Part, b: Part) -> Part:
     return m, a[1] * f_a + b[1] * f_b, a[2] * f_a[..., None] + b[2] * f_b[..., None]
 
 
+def merge_in_place(a: Part, b: Part) -> Part:
+    m, f_a, f_b = _factors(a, b)
+    a[1].copy_(a[1] * f_a + b[1] * f_b)
+    a[2].copy_(a[2] * f_a[..., None] + b[2] * f_b[..., None])
+    return m, a[1], a[2]
+
+
 MERGE_WRONG = {
     "no factors": (lambda a, b: _wrong(a, b, "no factors"), "without rescaling them"),
     "sign": (lambda a, b: _wrong(a, b, "sign"), "the sign the wrong way round"),
@@ -210,6 +217,12 @@ MERGE_WRONG = {
     "e^m": (merge_exp_m, "undid the shifts"),
     "one maximum": (merge_global_max, "one maximum for the whole batch"),
     "normalised": (lambda a, b: _wrong(a, b, "normalised"), "the normalised output"),
+    "A's maximum": (lambda a, b: (a[0], *merge_where(a, b)[1:]), "part A's maximum"),
+    "0 for an empty row": (
+        lambda a, b: (merge_where(a, b)[0].nan_to_num(neginf=0.0), *merge_where(a, b)[1:]),
+        "returned 0 instead of −inf",
+    ),
+    "in place": (merge_in_place, "in place"),
 }
 
 
@@ -298,9 +311,13 @@ def _tiled(q, k, v, mask, size, **wrong):  # type: ignore[no-untyped-def]
     stop = k.shape[-2] - size + 1 if wrong.get("drop_last") else k.shape[-2]
     for start in range(0, stop, size):
         s = q @ k[..., start : start + size, :].transpose(-1, -2) * scale
-        if mask is not None and not wrong.get("ignore_mask"):
+        given = bool(mask) if wrong.get("if_mask") and mask is not None else mask is not None
+        if given and not wrong.get("ignore_mask"):
             keep = mask if wrong.get("whole_mask") else mask[..., start : start + size]
-            fill = 0.0 if wrong.get("zero_fill") else float("-inf")
+            if wrong.get("rows"):
+                keep = mask[..., start : start + size, :]
+            fill = {"zero": 0.0, "1e9": -1e9}.get(wrong.get("fill", ""), float("-inf"))
+            fill = 0.0 if wrong.get("zero_fill") else fill
             s = torch.where(~keep if wrong.get("inverted") else keep, s, fill)
         m_new = torch.max(m, s.max(dim=-1, keepdim=not wrong.get("no_keepdim")).values)
         ref = m_new if wrong.get("nan") else torch.where(torch.isinf(m_new), 0.0, m_new)
@@ -315,6 +332,8 @@ def _tiled(q, k, v, mask, size, **wrong):  # type: ignore[no-untyped-def]
         tile_out = p @ v[..., start : start + size, :]
         o = o + tile_out if wrong.get("keep_o") else o * r + tile_out
         m = m_new
+    if wrong.get("no_division"):
+        return o
     if wrong.get("nan"):
         return o / ell
     return torch.where(ell > 0, o / ell, 0.0)
@@ -356,6 +375,11 @@ TILED_WRONG = {
     "m from 0": (lambda *a: _tiled(*a, m0=0.0), "running maximum at 0"),
     "no keepdim": (lambda *a: _tiled(*a, no_keepdim=True), "without keepdim"),
     "all scores": (all_scores, "computed all the scores at once"),
+    "neither rescaled": (lambda *a: _tiled(*a, keep_o=True, keep_l=True), "neither ℓ nor õ"),
+    "-1e9": (lambda *a: _tiled(*a, fill="1e9"), "with −1e9 instead of −inf"),
+    "the mask's rows": (lambda *a: _tiled(*a, rows=True), "the mask's rows"),
+    "if mask:": (lambda *a: _tiled(*a, if_mask=True), "`if mask:`"),
+    "no division": (lambda *a: _tiled(*a, no_division=True), "final division"),
 }
 
 

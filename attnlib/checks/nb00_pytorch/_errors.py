@@ -34,6 +34,7 @@ _SHAPES_DO_NOT_FIT = (
     "shape '",
     "The expanded size",
     "self must be a matrix",
+    "vector + matrix @ vector",
 )
 
 

@@ -7,8 +7,9 @@ that mean. The check builds two small token models the notebook never shows (an 
 linear layer: one trained with SGD, one with a tanh between them trained with Adam), calls the
 answer three times with 3, 2 and 4 batches of different lengths, and compares the returned
 loss and every parameter after each call with a worked step, so that gradients left over from
-an earlier call show. SGD shows a gradient of the wrong size; Adam, which ignores the size,
-shows one of the wrong direction.
+an earlier call show; each model arrives with gradients in .grad, as an ordinary training step
+leaves them. SGD shows a gradient of the wrong size; Adam, which ignores the size, shows one of
+the wrong direction. A right step counts one backward pass per batch.
 """
 
 from __future__ import annotations
@@ -19,12 +20,18 @@ from typing import Any
 import torch
 from torch import nn
 
-from attnlib.checks._exercise import Exercise, Mistake, checker_of, passed, register
+from attnlib.checks._exercise import Exercise, Mistake, checker_of, failed, passed, register
 from attnlib.checks._framework import Case, CheckResult, fixed_generator, randn64
 from attnlib.checks._run import check_function
+from attnlib.checks._threads import one_thread
 from attnlib.checks.nb00_pytorch._errors import telling_errors_apart
-from attnlib.checks.nb00_pytorch._threads import one_thread
-from attnlib.checks.nb00_pytorch.accumulation_mistakes import MISTAKES, Batches, worked_step
+from attnlib.checks.nb00_pytorch.accumulation_mistakes import (
+    MISTAKES,
+    ONE_BACKWARD,
+    Batches,
+    batch_loss,
+    worked_step,
+)
 
 Tensor = torch.Tensor
 Step = Callable[[nn.Module, torch.optim.Optimizer, Batches], Any]
@@ -71,6 +78,7 @@ def _setup(kind: str) -> tuple[nn.Module, torch.optim.Optimizer, list[Batches]]:
         [(torch.randint(V, s, generator=g), torch.randint(V, s, generator=g)) for s in shapes]
         for shapes in BATCH_SHAPES
     ]
+    batch_loss(model, *calls[0][0]).backward()  # gradients left over, as a training step leaves
     if kind == "SGD":
         return model, torch.optim.SGD(model.parameters(), lr=0.5), calls
     return model, torch.optim.Adam(model.parameters(), lr=0.05), calls
@@ -125,6 +133,25 @@ def check_accumulated_step(fn: Step) -> CheckResult:
         result = check_function(
             ACCUMULATED_STEP, run, _cases(), mistakes, atol=1e-7, rtol=1e-6, output_names=_names()
         )
-    if result.passed:
-        return passed(ACCUMULATED_STEP, fn, "both models, three calls each")
-    return result
+    if not result.passed:
+        return result
+    backward_calls, k = _backward_calls(fn)
+    if backward_calls < k:
+        times = "once" if backward_calls == 1 else f"{backward_calls} times"
+        where = f"a call with {k} batches"
+        problem = f"backward() ran {times}; it should run once per batch"
+        return failed(ACCUMULATED_STEP, fn, where, problem, ONE_BACKWARD)
+    return passed(ACCUMULATED_STEP, fn, "both models, three calls each")
+
+
+def _backward_calls(fn: Step) -> tuple[int, int]:
+    """How many backward passes reach the embedding table in one call with k batches, and k."""
+    model, optimizer, calls = _setup("SGD")
+    passes: list[int] = []
+    model[0].weight.register_hook(lambda grad: passes.append(1))
+    try:
+        with one_thread():
+            fn(model, optimizer, calls[0])
+    except Exception:  # the cases have passed: an error here is not this check's business
+        return len(calls[0]), len(calls[0])
+    return len(passes), len(calls[0])

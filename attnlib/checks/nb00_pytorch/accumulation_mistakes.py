@@ -43,7 +43,7 @@ def _variant(
     optimizer: torch.optim.Optimizer,
     batches: Batches,
     *,
-    zero: str = "before",  # "before" the loop, "inside" it, "before step" or "never"
+    zero: str = "before",  # "before" the loop, "inside" it, "before step", "after step", "never"
     step_inside: bool = False,
     divide: bool = True,
     weights: str = "batches",  # "batches" or "tokens"
@@ -69,6 +69,8 @@ def _variant(
         optimizer.zero_grad()
     if not step_inside:
         optimizer.step()
+    if zero == "after step":
+        optimizer.zero_grad()
     if returned == "sum":
         return sum(losses)
     if returned == "last":
@@ -114,6 +116,15 @@ def _running_total(model: nn.Module, optimizer: torch.optim.Optimizer, batches: 
         total.backward()
     optimizer.step()
     return total
+
+
+def _one_backward(model: nn.Module, optimizer: torch.optim.Optimizer, batches: Batches) -> float:
+    optimizer.zero_grad()
+    losses = [batch_loss(model, tokens, targets) for tokens, targets in batches]
+    mean = torch.stack(losses).mean()
+    mean.backward()
+    optimizer.step()
+    return mean.item()
 
 
 def _mistake(name: str, why: str, **variant: Any) -> Mistake:
@@ -209,4 +220,25 @@ MISTAKES = (
         "has run through it: the second call fails. Call backward() on each batch's own loss.",
         _running_total,
     ),
+    _mistake(
+        "returned the sum of the batches' losses, not their mean",
+        "the step follows the mean loss (each batch's loss divided by k), so the loss that goes "
+        "with it is the mean too: the sum is k times too large.",
+        returned="sum",
+    ),
+    _mistake(
+        "cleared the gradients after step(), not before the first backward()",
+        "a model can arrive with gradients in .grad (an ordinary training step leaves its last "
+        "backward()'s there): the first batch's backward() adds to them and the step follows "
+        "them too. Clearing first is what makes the step depend on these batches alone.",
+        zero="after step",
+    ),
+    Mistake(
+        "added all the batches' losses into one graph and called backward() once",
+        "the numbers come out the same, but every batch's graph then stays in memory until that "
+        "single backward(): accumulation exists for batches that cannot be in memory together, "
+        "so each batch's backward() must run as soon as its loss is known.",
+        _one_backward,
+    ),
 )
+ONE_BACKWARD = MISTAKES[-1]

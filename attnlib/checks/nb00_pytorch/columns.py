@@ -58,6 +58,18 @@ def _reshaped(x: Tensor) -> Tensor:
     return (wrong / wrong.sum(dim=-1, keepdim=True)).reshape(x.shape)
 
 
+def _loop_over_matrix_columns(x: Tensor) -> Tensor:
+    out = torch.empty_like(x)
+    for j in range(x.shape[1]):  # the columns of one (T, N) matrix
+        out[:, j] = x[:, j] / x[:, j].sum()
+    return out
+
+
+def _in_place(x: Tensor) -> Tensor:
+    x /= x.sum(dim=-2, keepdim=True)
+    return x
+
+
 MISTAKES = (
     Mistake(
         "normalised each row (the last dimension), not each column",
@@ -148,7 +160,28 @@ MISTAKES = (
         "a share is the entry itself divided by its column's total; e^x changes the proportions.",
         lambda x: torch.exp(x) / torch.exp(x).sum(dim=-2, keepdim=True),
     ),
+    Mistake(
+        "looped over x[:, j] as the columns, which they are only for a single (T, N) matrix",
+        "for a batch (B, T, N), x[:, j] is row j of every matrix, and its total adds up entries "
+        "of different matrices: the columns are picked out along dimension -2, whatever the "
+        "number of dimensions in front.",
+        _loop_over_matrix_columns,
+    ),
+    Mistake(
+        "divided with //, which rounds every share down to a whole number",
+        "// is floor division: each share lies between 0 and 1, so it rounds down to 0 (or to "
+        "1 for a column with a single entry). A share is a true division.",
+        lambda x: x // x.sum(dim=-2, keepdim=True),
+    ),
+    Mistake(
+        "divided x in place, changing the tensor the caller passed in",
+        "an in-place division overwrites the caller's x with the shares: whoever still needs "
+        "the numbers they passed finds them gone, and nothing warns them. The shares belong in "
+        "a new tensor.",
+        _in_place,
+    ),
 )
+IN_PLACE = MISTAKES[-1]
 
 
 def _columns_sum_to_one(got: object, case: Case) -> str | None:
@@ -192,8 +225,9 @@ def _cases() -> list[Case]:
 
 @checker_of(NORMALISE_COLUMNS, MISTAKES)
 def check_normalise_columns(fn: Callable[[Tensor], Tensor]) -> CheckResult:
-    """Check ``normalise_columns(x)``: every column (along dim -2) of ``(..., T, N)`` sums to 1."""
-    return check_by_message(
+    """Check ``normalise_columns(x)``: every column (along dim -2) of ``(..., T, N)`` sums to 1,
+    in a new tensor: the ``x`` it is given comes back as it was."""
+    result = check_by_message(
         NORMALISE_COLUMNS,
         fn,
         _cases(),
@@ -203,3 +237,4 @@ def check_normalise_columns(fn: Callable[[Tensor], Tensor]) -> CheckResult:
         atol=1e-7,
         rtol=1e-6,
     )
+    return result

@@ -3,23 +3,34 @@ with autograd.
 
 ``derivative(f, x)`` returns f'(x_i) for every entry of ``x``, where ``f`` acts entry by entry
 (as ``torch.tanh`` does). The functions are ones the notebook never shows; the expected
-derivatives are worked out by hand. Besides the cases, the check looks at two things a
-comparison of values cannot see: whether the ``x`` it passed came back changed (requiring
-gradients, or with a ``.grad``), and whether a wrong result is only close to the right one, as
-an estimate by a finite difference is.
+derivatives are worked out by hand. Besides the cases, the check looks at what a comparison
+of values cannot see: whether the ``x`` it passed came back changed (requiring gradients, or
+with a ``.grad``), and, for a wrong answer, how it called ``f`` (the mistakes are in
+:mod:`.derivative_mistakes`): at x + h, as a finite difference does; under ``torch.no_grad()``,
+which records nothing; on a float32 copy, which rounds every derivative.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
+from dataclasses import dataclass, field
 
 import torch
 import torch.nn.functional as F
 
-from attnlib.checks._exercise import Exercise, Mistake, checker_of, failed, register
+from attnlib.checks._exercise import Exercise, checker_of, failed, register
 from attnlib.checks._framework import Case, CheckResult, compare_outputs, fixed_generator, randn64
 from attnlib.checks._run import call
 from attnlib.checks.nb00_pytorch._errors import check_by_message
+from attnlib.checks.nb00_pytorch.derivative_mistakes import (
+    CHANGES_X,
+    FINITE_DIFFERENCE,
+    IN_FLOAT32,
+    MISTAKES,
+    NO_REQUIRES_GRAD,
+    UNDER_NO_GRAD,
+)
 
 Tensor = torch.Tensor
 Function = Callable[[Tensor], Tensor]
@@ -43,122 +54,6 @@ DERIVATIVE = register(
         ),
     )
 )
-
-
-def _copy(x: Tensor) -> Tensor:
-    return x.detach().clone().requires_grad_(True)
-
-
-def _summed(f: Function, x: Tensor) -> Tensor:
-    x = _copy(x)
-    f(x).sum().backward()
-    return x.grad
-
-
-def _non_scalar_backward(f: Function, x: Tensor) -> Tensor:
-    x = _copy(x)
-    f(x).backward()
-    return x.grad
-
-
-def _mean(f: Function, x: Tensor) -> Tensor:
-    x = _copy(x)
-    f(x).mean().backward()
-    return x.grad
-
-
-def _no_requires_grad(f: Function, x: Tensor) -> Tensor:
-    x = x.detach().clone()
-    f(x).sum().backward()
-    return x.grad
-
-
-def _twice(f: Function, x: Tensor) -> Tensor:
-    x = _copy(x)
-    f(x).sum().backward()
-    f(x).sum().backward()
-    return x.grad
-
-
-def _grad_of_the_original(f: Function, x: Tensor) -> Tensor | None:
-    f(_copy(x)).sum().backward()
-    return x.grad
-
-
-def _autograd_tuple(f: Function, x: Tensor) -> tuple[Tensor, ...]:
-    x = _copy(x)
-    return torch.autograd.grad(f(x).sum(), x)
-
-
-def _changes_x(f: Function, x: Tensor) -> Tensor:
-    x.requires_grad_(True)
-    f(x).sum().backward()
-    return x.grad
-
-
-def _finite_difference(f: Function, x: Tensor) -> Tensor:
-    h = 1e-6
-    with torch.no_grad():
-        return (f(x + h) - f(x)) / h
-
-
-MISTAKES = (
-    Mistake(
-        "called backward() on f(x) itself, which holds many numbers",
-        "backward() starts from one number (a loss): for a tensor of many it does not know how "
-        "to weigh them and refuses. Make one number whose gradient is the list you want.",
-        _non_scalar_backward,
-    ),
-    Mistake(
-        "took the mean of f(x) before backward()",
-        "the mean divides every term by the number of entries n, and so every derivative: "
-        "the gradient of the mean is f'(x_i) / n.",
-        _mean,
-    ),
-    Mistake(
-        "did not ask for gradients before calling f",
-        "autograd records only operations on tensors that require gradients, and only from "
-        "then on: without it, backward() finds nothing to differentiate.",
-        _no_requires_grad,
-    ),
-    Mistake(
-        "returned f(x), not its derivative",
-        "the values of f are not its slopes: backward() stores the derivatives in the .grad of "
-        "the tensor you differentiate by.",
-        lambda f, x: f(x),
-    ),
-    Mistake(
-        "ran backward() twice, so the gradients added up",
-        "each backward() adds to .grad rather than replacing it (section 4's second "
-        "prediction): the result is twice the derivative.",
-        _twice,
-    ),
-    Mistake(
-        "returned a .grad that backward() never filled (it is None)",
-        "backward() fills the .grad of the tensor that required gradients and went through f, "
-        "the copy; any other tensor's .grad, the x you were given or f(x) itself, stays None.",
-        _grad_of_the_original,
-    ),
-    Mistake(
-        "returned the tuple that torch.autograd.grad gives",
-        "torch.autograd.grad returns one gradient per input, in a tuple, even for a single "
-        "input: the answer is the tensor inside it.",
-        _autograd_tuple,
-    ),
-    Mistake(
-        "made the x you were given require gradients, instead of a copy",
-        "the caller's tensor comes back changed: it now requires gradients and holds a .grad, "
-        "so every later operation on it is recorded and a later backward() adds to that .grad.",
-        _changes_x,
-    ),
-    Mistake(
-        "estimated the slopes with a finite difference",
-        "(f(x + h) − f(x)) / h is only close to f'(x), off by about h·f''(x)/2 plus rounding "
-        "error; autograd gives the derivative itself, exact to the last digits.",
-        _finite_difference,
-    ),
-)
-CHANGES_X, FINITE_DIFFERENCE = MISTAKES[-2], MISTAKES[-1]
 
 
 def _silu_derivative(x: Tensor) -> Tensor:
@@ -207,6 +102,43 @@ def _changes_its_argument(fn: Callable[[Function, Tensor], Tensor]) -> bool:
     return x.requires_grad or x.grad is not None
 
 
+@dataclass
+class _Calls:
+    """How an answer called f on a float64 x: what each input was, and under which mode."""
+
+    x: Tensor
+    inputs: list[Tensor] = field(default_factory=list)
+    recording: list[bool] = field(default_factory=list)  # grad mode on and input requires grad
+    no_grad: list[bool] = field(default_factory=list)  # input requires grad, grad mode off
+
+    def shifted(self) -> bool:
+        """Whether f was called at x + h for a small h ≠ 0, as a finite difference does."""
+        for t in self.inputs:
+            if t.shape == self.x.shape and t.dtype == self.x.dtype:
+                step = (t - self.x).abs()
+                if bool((step > 0).all() and (step <= 0.1 * (1 + self.x.abs())).all()):
+                    return True
+        return False
+
+    def in_lower_precision(self) -> bool:
+        return any(t.dtype in (torch.float32, torch.float16, torch.bfloat16) for t in self.inputs)
+
+
+def _how_f_is_called(fn: Callable[[Function, Tensor], Tensor]) -> _Calls:
+    calls = _Calls(torch.linspace(-1.5, 2.0, 6, dtype=torch.float64))
+
+    def spy(t: Tensor) -> Tensor:
+        if isinstance(t, Tensor):
+            calls.inputs.append(t.detach().clone())
+            calls.recording.append(torch.is_grad_enabled() and t.requires_grad)
+            calls.no_grad.append(not torch.is_grad_enabled() and t.requires_grad)
+        return torch.tanh(t)
+
+    with contextlib.suppress(Exception):  # the cases failed already: how f was called matters
+        fn(spy, calls.x.clone())
+    return calls
+
+
 def _only_close(fn: Callable[[Function, Tensor], Tensor], cases: list[Case]) -> bool:
     """Whether ``fn`` is within about 1e-3 of the right derivative on every case, as an
     estimate is."""
@@ -229,9 +161,21 @@ def check_elementwise_derivative(fn: Callable[[Function, Tensor], Tensor]) -> Ch
         where = "the x it was given"
         problem = "after the call, x requires gradients or holds a .grad"
         return failed(DERIVATIVE, fn, where, problem, CHANGES_X)
-    unnamed = not result.passed and result.done and "The mistake:" not in result.message
-    if unnamed and _only_close(fn, cases):
-        where = f"case '{cases[0].description}'"
-        problem = "the result is close to the derivative (within 1e-3) but not equal to it"
-        return failed(DERIVATIVE, fn, where, problem, FINITE_DIFFERENCE)
-    return result
+    if result.passed or not result.done:
+        return result
+    named = f"The mistake: {NO_REQUIRES_GRAD.name}." in result.message
+    if not named and "The mistake:" in result.message:
+        return result
+    calls = _how_f_is_called(fn)
+    if any(calls.no_grad):
+        mistake = UNDER_NO_GRAD
+    elif named:
+        return result
+    elif calls.shifted() or (not any(calls.recording) and _only_close(fn, cases)):
+        mistake = FINITE_DIFFERENCE
+    elif calls.in_lower_precision():
+        mistake = IN_FLOAT32
+    else:
+        return result
+    where, problem = result.message.splitlines()[0].split(", ", 1)[1].split("': ", 1)
+    return failed(DERIVATIVE, fn, where + "'", problem, mistake)

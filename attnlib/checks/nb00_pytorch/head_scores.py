@@ -15,8 +15,9 @@ from collections.abc import Callable
 
 import torch
 
-from attnlib.checks._exercise import Exercise, Mistake, checker_of, register
-from attnlib.checks._framework import Case, CheckResult, fixed_generator, randn64
+from attnlib.checks._exercise import Exercise, Mistake, checker_of, failed, register
+from attnlib.checks._framework import Case, CheckResult, compare_outputs, fixed_generator, randn64
+from attnlib.checks._run import call
 from attnlib.checks.nb00_pytorch._errors import check_by_message
 
 Tensor = torch.Tensor
@@ -45,6 +46,22 @@ HEAD_SCORES = register(
 
 def _heads_first(x: Tensor) -> Tensor:
     return x.transpose(1, 2)  # (B, T, H, D) -> (B, H, T, D)
+
+
+def _both_reshaped(q: Tensor, k: Tensor) -> Tensor:
+    b, t, h, d = q.shape
+    return q.reshape(b, h, t, d) @ k.reshape(b, h, d, k.shape[1])
+
+
+def _all_heads_at_once(q: Tensor, k: Tensor) -> Tensor:
+    b, t, h, d = q.shape
+    s = k.shape[1]
+    scores = q.reshape(b, t, h * d) @ k.reshape(b, s, h * d).transpose(1, 2)  # (B, T, S)
+    return scores.unsqueeze(1).expand(b, h, t, s)
+
+
+def _in_half_precision(q: Tensor, k: Tensor) -> Tensor:
+    return (_heads_first(q.half()) @ k.half().permute(0, 2, 3, 1)).to(q.dtype)
 
 
 MISTAKES = (
@@ -129,7 +146,34 @@ MISTAKES = (
         "summed away.",
         lambda q, k: torch.einsum("bthd,bshd->bts", q, k),
     ),
+    Mistake(
+        "took one dot product over all heads together and copied it to every head",
+        "flattening (H, D) into one vector of H·D numbers adds up the scores of all heads: "
+        "each head must keep its own (T, S) table, from its own D numbers.",
+        _all_heads_at_once,
+    ),
+    Mistake(
+        "reshaped q to (B, H, T, D) and the keys straight to (B, H, D, S)",
+        "reshape (and view) re-read the numbers in their stored order, so neither the new "
+        "'heads' nor the new 'columns' are what they claim: positions, heads and dimensions get "
+        "mixed. Moving dimensions takes a transpose or a permute.",
+        _both_reshaped,
+    ),
+    Mistake(
+        "put the heads last: the result is (B, T, S, H)",
+        "the heads must come right after the batch, (B, H, T, S), so that each head's (T, S) "
+        "table is one block, as attention uses it.",
+        lambda q, k: torch.einsum("bthd,bshd->btsh", q, k),
+    ),
+    Mistake(
+        "computed the scores in 16-bit floats (float16 or bfloat16)",
+        "a 16-bit float keeps only about 3 significant digits (bfloat16 about 2): every score "
+        "comes out rounded, and converting back to float64 afterwards cannot bring the lost "
+        "digits back.",
+        _in_half_precision,
+    ),
 )
+HALF_PRECISION = MISTAKES[-1]
 
 
 def _cases() -> list[Case]:
@@ -152,4 +196,29 @@ def _cases() -> list[Case]:
 @checker_of(HEAD_SCORES, MISTAKES)
 def check_head_scores(fn: Callable[[Tensor, Tensor], Tensor]) -> CheckResult:
     """Check ``head_scores(q, k)``: ``(B, T, H, D)`` and ``(B, S, H, D)`` -> ``(B, H, T, S)``."""
-    return check_by_message(HEAD_SCORES, fn, _cases(), MISTAKES, atol=1e-7, rtol=1e-6)
+    cases = _cases()
+    result = check_by_message(HEAD_SCORES, fn, cases, MISTAKES, atol=1e-7, rtol=1e-6)
+    unnamed = not result.passed and result.done and "The mistake:" not in result.message
+    rounded = _only_rounded(fn, cases) if unnamed else None
+    if rounded is not None:
+        return failed(HEAD_SCORES, fn, *rounded, HALF_PRECISION)
+    return result
+
+
+def _only_rounded(
+    fn: Callable[[Tensor, Tensor], Tensor], cases: list[Case]
+) -> tuple[str, str] | None:
+    """Where and how ``fn`` is off, when it is off on some case by more than float32 rounding
+    but within 3 % of the largest score on every case, as a 16-bit float's rounding is."""
+    first = None
+    for case in cases:
+        outcome = call(fn, case)
+        if outcome.error is not None or not isinstance(outcome.value, Tensor):
+            return None
+        scale = float(case.expected.abs().max())
+        if compare_outputs(outcome.value, case.expected, "", 3e-2 * scale, 0.0) is not None:
+            return None
+        problem = compare_outputs(outcome.value, case.expected, "the result", 1e-4 * scale, 0.0)
+        if first is None and problem is not None:
+            first = (f"case '{case.description}'", problem)
+    return first

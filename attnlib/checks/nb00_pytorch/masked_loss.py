@@ -19,10 +19,10 @@ from torch import nn
 
 import attnlib
 from attnlib.checks._calls import Forbidden
-from attnlib.checks._exercise import Exercise, Mistake, checker_of, register
+from attnlib.checks._exercise import Exercise, Mistake, checker_of, failed, register
 from attnlib.checks._framework import Case, CheckResult, fixed_generator, randn64
+from attnlib.checks._threads import one_thread
 from attnlib.checks.nb00_pytorch._errors import check_by_message
-from attnlib.checks.nb00_pytorch._threads import one_thread
 
 Tensor = torch.Tensor
 
@@ -149,7 +149,14 @@ MISTAKES = (
         "now with a made-up loss.",
         lambda z, y, m: _token_losses(z * m[..., None], y).mean(),
     ),
+    Mistake(
+        "returned a Python number (.item()), not the loss as a 0-D tensor",
+        "a loss must stay a tensor, connected to the logits, so that backward() can run through "
+        "it and train the model: .item() keeps the number and drops the rest.",
+        lambda z, y, m: _token_losses(z, y)[m].mean().item(),
+    ),
 )
+A_NUMBER = MISTAKES[-1]
 
 
 def reference(logits: Tensor, targets: Tensor, mask: Tensor) -> Tensor:
@@ -196,4 +203,10 @@ def check_masked_cross_entropy(fn: Callable[[Tensor, Tensor, Tensor], Tensor]) -
     """Check ``masked_cross_entropy(logits, targets, mask)``: the mean of −log p(target) over the
     positions where ``mask`` (B, T) is True, from logits (B, T, V)."""
     with one_thread():
-        return check_by_message(MASKED_CROSS_ENTROPY, fn, _cases(), MISTAKES, forbidden=LOSSES)
+        cases = _cases()
+        result = check_by_message(MASKED_CROSS_ENTROPY, fn, cases, MISTAKES, forbidden=LOSSES)
+        if result.passed and not isinstance(fn(*cases[0].args), Tensor):
+            where = f"case '{cases[0].description}'"
+            problem = "the result is a Python number; the loss should be a 0-D tensor"
+            return failed(MASKED_CROSS_ENTROPY, fn, where, problem, A_NUMBER)
+        return result

@@ -6,11 +6,14 @@ channels.
 ``out[..., u, c] = Σ_t weight[u, t] · x[..., t, c] + bias[u]``, as the token-mixing layer of an
 MLP-Mixer does. The cases give every size its own value, so a product along the wrong
 dimension has the wrong shape, then make two sizes equal at a time (C = T, C = T_out,
-T = T_out) so that a wrong product or a bias along the wrong dimension runs instead of failing.
+T = T_out) so that a wrong product or a bias along the wrong dimension runs instead of failing,
+and as many sequences as positions (B = T), where code written for one (T, C) sequence runs on a
+batch.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 
 import torch
@@ -50,6 +53,22 @@ LINEAR_LAYERS = Forbidden(torch={"linear": "torch.nn.functional.linear"})
 
 def _channels_last(x: Tensor) -> Tensor:
     return x.transpose(-2, -1)  # (..., C, T)
+
+
+def _loop_over_matrix_channels(x: Tensor, w: Tensor, b: Tensor) -> Tensor:
+    columns = [w @ x[:, c] + b for c in range(x.shape[1])]  # channel c of one (T, C) sequence
+    return torch.stack(columns, dim=1)
+
+
+def _dot_t(x: Tensor, w: Tensor, b: Tensor) -> Tensor:
+    with warnings.catch_warnings():  # torch warns that .T of a batch is deprecated
+        warnings.simplefilter("ignore", UserWarning)
+        return (x.T @ w.T + b).T
+
+
+def _mean_over_positions(x: Tensor, w: Tensor, b: Tensor) -> Tensor:
+    products = w[:, :, None] * x.unsqueeze(-3)  # (..., T_out, T, C)
+    return products.mean(dim=-2) + b[:, None]
 
 
 MISTAKES = (
@@ -106,6 +125,33 @@ MISTAKES = (
         "layout, positions before channels: (..., T_out, C).",
         lambda x, w, b: _channels_last(x) @ w.T + b,
     ),
+    Mistake(
+        "read the weight as (T, T_out), the wrong way round (its transpose)",
+        "the weight is stored (T_out, T), one row per output position: its first index is the "
+        "output position u, its second the input position t. Read the other way, it runs only "
+        "when T = T_out (or T = 1), and mixes the wrong way.",
+        lambda x, w, b: torch.einsum("tu,...tc->...uc", w, x) + b[:, None],
+    ),
+    Mistake(
+        "transposed x with .T, which reverses every dimension of a batch, not only the last two",
+        ".T swaps the two dimensions of a matrix, but on a (B, T, C) batch it reverses all three, "
+        "(C, T, B): the batch lands where the positions should be. Only the last two dimensions "
+        "should swap.",
+        _dot_t,
+    ),
+    Mistake(
+        "looped over x[:, c] as the channels, which they are only for a single (T, C) sequence",
+        "for a batch (B, T, C), x[:, c] is position c of every sequence, not channel c: the "
+        "channels are picked out along the last dimension, whatever the number of dimensions "
+        "in front.",
+        _loop_over_matrix_channels,
+    ),
+    Mistake(
+        "averaged the weighted positions instead of adding them up",
+        "the layer's output is the sum over t of weight[u, t] · x[..., t, c]: a mean divides it "
+        "by T, which nn.Linear never does.",
+        _mean_over_positions,
+    ),
 )
 
 
@@ -123,6 +169,7 @@ def _cases() -> list[Case]:
         ("C = T_out = 4, T = 3, a batch of 2", (2,), 3, 4, 4),
         ("T = T_out = 4, C = 2, a batch of 3", (3,), 4, 2, 4),
         ("a (2, 2, 3, 4) tensor -> 2 positions", (2, 2), 3, 4, 2),
+        ("as many sequences as positions, (3, 3, 4) -> 2", (3,), 3, 4, 2),
         ("one position, T = 1 -> 3 positions", (2,), 1, 4, 3),
     ]
     cases = []

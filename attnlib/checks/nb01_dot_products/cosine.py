@@ -128,6 +128,25 @@ FORMULA_MISTAKES = (
         "−1 and 1.",
         _dot,
     ),
+    Mistake(
+        "divided by the squared length of a, a·a, as a projection divides by b·b",
+        "a projection's coefficient divides by one vector's squared length; the cosine divides "
+        "by the product of both lengths, ‖a‖‖b‖, so that neither length counts.",
+        lambda a, b: _dot(a, b) / _dot(a, a),
+    ),
+    Mistake(
+        "divided by the squared length of b, b·b, as the projection onto b does",
+        "(a·b)/(b·b) is how many b's the shadow of a is long; the cosine divides by the product "
+        "of both lengths, ‖a‖‖b‖, so that neither length counts.",
+        lambda a, b: _dot(a, b) / _dot(b, b),
+    ),
+    Mistake(
+        "divided the vectors by their lengths without keeping the lengths' last dimension",
+        "the lengths of a stack (N, n) then have shape (N,), and broadcasting lines them up "
+        "with the n entries of each vector, not with the N vectors: it fails, or for a square "
+        "stack divides the wrong entries.",
+        lambda a, b: _dot(a / a.norm(dim=-1), b / b.norm(dim=-1)),
+    ),
 )
 
 
@@ -143,6 +162,12 @@ def _any_zero(a: Tensor, b: Tensor) -> Tensor:
     if bool((lengths == 0).any()):
         return torch.zeros_like(lengths)
     return _dot(a, b) / lengths
+
+
+def _whole_tensor_zero(a: Tensor, b: Tensor) -> Tensor:
+    if a.norm() == 0 or b.norm() == 0:  # the whole tensor, not each vector
+        return torch.zeros(())
+    return _dot(a, b) / _lengths(a, b)
 
 
 def _floor_at_one(a: Tensor, b: Tensor) -> Tensor:
@@ -174,6 +199,13 @@ ZERO_MISTAKES = (
         "only the pairs with a zero vector have no cosine; every other pair of the stack keeps "
         "its own.",
         _any_zero,
+    ),
+    Mistake(
+        "checked for a zero vector by the length of the whole tensor, which misses one in a stack",
+        "a stack with one zero vector among others has a length above 0 as a whole, so the "
+        "check lets 0 / 0 through for that pair: each pair must be handled on its own, entry "
+        "by entry.",
+        _whole_tensor_zero,
     ),
 )
 MISTAKES = FORMULA_MISTAKES + ZERO_MISTAKES

@@ -4,7 +4,8 @@ of them and shapes that broadcast.
 The cases show each mistake: a pair of single vectors (a sum without a dimension, a matrix
 product and ``dim=0`` are all right there), stacks of pairs (they are not), a square stack (a
 sum along dim 0 keeps the right shape), a stack against one vector (a matrix product is right
-there) and a 3-D batch (``dim=1`` is not the last dimension).
+there) and a 3-D batch (``dim=1`` is not the last dimension). An answer that passes them must
+also leave the tensors it is given as they were.
 """
 
 from __future__ import annotations
@@ -56,6 +57,13 @@ DOT_PRODUCTS = Forbidden(
 
 def _table(a: Tensor, b: Tensor) -> Tensor:
     return a @ (b.transpose(-2, -1) if b.dim() > 1 else b)
+
+
+def _loop_over_len(a: Tensor, b: Tensor) -> Tensor:
+    total = 0
+    for i in range(len(a)):  # the entries of one vector; the vectors of a stack
+        total = total + a[i] * b[i]
+    return total
 
 
 MISTAKES = (
@@ -142,7 +150,27 @@ MISTAKES = (
         "angle is missing.",
         lambda a, b: a.norm(dim=-1) * b.norm(dim=-1),
     ),
+    Mistake(
+        "wrote an einsum for two single vectors only",
+        "'i,i->' names exactly one dimension, so stacks and batches do not fit it: an ellipsis "
+        "stands for any number of leading dimensions.",
+        lambda a, b: torch.einsum("i,i->", a, b),
+    ),
+    Mistake(
+        "looped over range(len(a)), which runs along dim 0: the entries only of a single vector",
+        "len(a) and a[i] count along the first dimension: for a stack (N, n) that is the N "
+        "vectors, so the loop adds up the vectors, not the entries of each one.",
+        _loop_over_len,
+    ),
+    Mistake(
+        "multiplied a in place, changing the tensor the caller passed in",
+        "an in-place product (mul_, *=) overwrites the caller's a with the products: whoever "
+        "still needs a finds it changed, and nothing warns them. The products belong in a new "
+        "tensor.",
+        lambda a, b: a.mul_(b).sum(dim=-1),
+    ),
 )
+IN_PLACE = MISTAKES[-1]
 
 
 def _cases() -> list[Case]:
@@ -178,6 +206,7 @@ def _cases() -> list[Case]:
 def check_dot_product(fn: Callable[[Tensor, Tensor], Tensor]) -> CheckResult:
     """Check ``dot_product(a, b)``: Σ a_i b_i along the last dimension of ``(..., n)`` tensors
     that broadcast; returns ``(...)``."""
-    return check_by_message(
+    result = check_by_message(
         DOT_PRODUCT, fn, _cases(), MISTAKES, forbidden=DOT_PRODUCTS, atol=1e-7, rtol=1e-6
     )
+    return result

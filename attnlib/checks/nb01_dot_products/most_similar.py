@@ -5,7 +5,8 @@ It takes the score table of section 10, made of cosines, with the word itself le
 cases show each mistake: a stack with one very long vector (the plain dot product picks it for
 every row), vectors that all point apart (every cosine is negative, so a 0 put on the diagonal
 beats them all), a square stack (the table of the columns has the right shape), batches (dim 0
-and ``.T`` are wrong there) and two vectors (only the word itself is wrong there).
+and ``.T`` are wrong there), two vectors (only the word itself is wrong there) and a vector
+listed twice (the second-best cosine can then be the vector itself).
 """
 
 from __future__ import annotations
@@ -68,6 +69,15 @@ def _fill_diagonal(table: Tensor) -> Tensor:
 
 def _reversed_transpose(unit: Tensor) -> Tensor:
     return unit @ unit.permute(*reversed(range(unit.dim())))  # what .T does to a batch
+
+
+def _unshifted(x: Tensor) -> Tensor:
+    table = _cosines(x)
+    out = torch.zeros(x.shape[:-1], dtype=torch.long)
+    for i in range(x.shape[-2]):
+        others = torch.cat([table[..., i, :i], table[..., i, i + 1 :]], dim=-1)  # row i without i
+        out[..., i] = others.argmax(dim=-1)
+    return out
 
 
 MISTAKES = (
@@ -138,6 +148,19 @@ MISTAKES = (
         "every other short one. The cosine compares directions only.",
         lambda x: torch.cdist(x, x).masked_fill(_diagonal(x.shape[-2]), math.inf).argmin(dim=-1),
     ),
+    Mistake(
+        "took the second-largest cosine, counting on the largest to be the vector itself",
+        "a vector that appears twice (or two that point the same way) has a cosine of 1 with "
+        "its twin too: the tie can put the twin first and the vector itself second. Only "
+        "taking the vector itself out makes it never the answer.",
+        lambda x: _cosines(x).topk(2, dim=-1).indices[..., 1],
+    ),
+    Mistake(
+        "left the vector itself out of its row but did not shift the positions after it",
+        "removing entry i from row i moves every later entry one place to the left: a best "
+        "found after i is at position j - 1 of the shortened row, one less than its place in X.",
+        _unshifted,
+    ),
 )
 
 
@@ -166,6 +189,8 @@ def _cases() -> list[Case]:
     g = fixed_generator()
     one_long = randn64(5, 4, generator=g)
     one_long[2] *= 6
+    twice = randn64(4, 3, generator=g)
+    twice[3] = twice[1]
     specs = [
         ("5 vectors of 4 numbers, vector 2 six times longer", one_long),
         ("3 vectors pointing apart (every cosine is negative)", _pointing_apart()),
@@ -173,6 +198,7 @@ def _cases() -> list[Case]:
         ("a batch of 2 stacks of 4 vectors, (2, 4, 3)", _scaled(randn64(2, 4, 3, generator=g), g)),
         ("a batch of 3 stacks of 5 vectors, (3, 5, 2)", _scaled(randn64(3, 5, 2, generator=g), g)),
         ("two vectors", _scaled(randn64(2, 3, generator=g), g)),
+        ("4 vectors, vector 3 the same as vector 1 (a word listed twice)", twice),
     ]
     return [Case(d, (x,), _best_other(_cosines(x))) for d, x in specs]
 

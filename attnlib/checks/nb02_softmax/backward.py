@@ -110,6 +110,31 @@ MISTAKES = (
         "the second term needs g: it is p_j·Σ_i p_i·g_i, and Σ_i p_i alone is always 1.",
         lambda p, g: p * g - p * p.sum(dim=-1, keepdim=True),
     ),
+    Mistake(
+        "subtracted the plain sum of g, Σ_i g_i, instead of its average weighted by p",
+        "the term from the entries off the diagonal is Σ_i p_i·g_i: each g_i counts as much "
+        "as its weight, and the weights add up to 1.",
+        lambda p, g: p * (g - g.sum(dim=-1, keepdim=True)),
+    ),
+    Mistake(
+        "left out the final multiplication by p",
+        "every entry of J, p_i(δ_ij − p_j), carries the factor p of its row: entry j of the "
+        "result is p_j times (g_j minus the weighted sum), and a saturated row's tiny weights "
+        "make it tiny.",
+        lambda p, g: g - _weighted(p, g),
+    ),
+    Mistake(
+        "added p·pᵀ to the diagonal instead of subtracting it (J = diag(p) + p pᵀ)",
+        "the entries off the diagonal are −p_i·p_j: raising one score lowers every other "
+        "weight. With a plus, the weighted sum is added instead of subtracted.",
+        lambda p, g: p * g + p * _weighted(p, g),
+    ),
+    Mistake(
+        "mixed up p and g in the formula",
+        "the result is p_j times (g_j minus the weighted sum Σ_i p_i·g_i): the weights p "
+        "multiply, and it is g from which the sum is subtracted.",
+        lambda p, g: g * (p - _weighted(p, g)),
+    ),
 )
 
 

@@ -2,7 +2,9 @@
 
 The cases show each mistake: a square batch (a sum without ``keepdim`` divides the wrong way
 instead of failing), a 3-D input (``dim=1`` is not the last dimension) and negative scores (a
-division without ``exp``).
+division without ``exp``). The rows given in float64 are compared to 1e-6, so that a base a
+little off e (2.718**x, a softmax at a wrong temperature) shows. An answer that passes must also
+leave the x it is given as it was.
 """
 
 from __future__ import annotations
@@ -13,22 +15,28 @@ import torch
 
 import attnlib
 from attnlib.checks._calls import Forbidden
-from attnlib.checks._exercise import Exercise, Mistake, checker_of, register
+from attnlib.checks._exercise import Exercise, Mistake, checker_of, failed, register
 from attnlib.checks._framework import Case, CheckResult, fixed_generator, vec
 from attnlib.checks._properties import keeps_order_of_first_argument, rows_sum_to_one
-from attnlib.checks._run import check_function
+from attnlib.checks._run import call, check_function, same_behaviour
 
 Tensor = torch.Tensor
 
-# An answer may not hand the work to an existing softmax (Exercise 2 shares the list).
+# An answer may not hand the work to an existing softmax, as the task says.
+_SOFTMAX_PYTHON = {
+    attnlib.softmax: "attnlib.softmax",
+    attnlib.naive_softmax: "attnlib.naive_softmax",
+}
+_SOFTMAX_TORCH = {
+    "softmax": "torch's softmax",
+    "log_softmax": "torch's log_softmax",
+    "_softmax": "torch's softmax",
+}
+SOFTMAXES = Forbidden(python=_SOFTMAX_PYTHON, torch=_SOFTMAX_TORCH)
+# Exercise 2 also refuses torch.logsumexp: it shifts by the maximum itself, which is the stable
+# softmax's whole point. Exercise 1 is about the formula: exp(x − logsumexp(x)) is that formula.
 SOFTMAX_IMPLEMENTATIONS = Forbidden(
-    python={attnlib.softmax: "attnlib.softmax", attnlib.naive_softmax: "attnlib.naive_softmax"},
-    torch={
-        "softmax": "torch's softmax",
-        "log_softmax": "torch's log_softmax",
-        "_softmax": "torch's softmax",
-        "logsumexp": "torch.logsumexp",
-    },
+    python=_SOFTMAX_PYTHON, torch={**_SOFTMAX_TORCH, "logsumexp": "torch.logsumexp"}
 )
 
 
@@ -58,6 +66,21 @@ SOFTMAX_FROM_FORMULA = register(
 
 def _exp(x: Tensor) -> Tensor:
     return torch.exp(x)
+
+
+def _rows_of(x: Tensor) -> Tensor:
+    rows = [torch.exp(row) / torch.exp(row).sum() for row in x]  # the rows of a 2-D x only
+    return torch.stack(rows)
+
+
+def _in_place(x: Tensor) -> Tensor:
+    x.exp_()
+    return x / x.sum(dim=-1, keepdim=True)
+
+
+def _rounded_e(x: Tensor) -> Tensor:
+    powers = 2.718**x
+    return powers / powers.sum(dim=-1, keepdim=True)
 
 
 MISTAKES = (
@@ -106,7 +129,34 @@ MISTAKES = (
         "the largest weight becomes 1 and the row sums to more than 1.",
         lambda x: _exp(x) / _exp(x).amax(dim=-1, keepdim=True),
     ),
+    Mistake(
+        "returned the log of the softmax (log-probabilities), not the weights",
+        "x − log Σ e^x is log p: every entry is negative and the row does not add up to 1. The "
+        "weights are the exponentials divided by their total.",
+        lambda x: x - torch.log(_exp(x).sum(dim=-1, keepdim=True)),
+    ),
+    Mistake(
+        "looped over the rows with `for row in x`, which are rows only of a 2-D input",
+        "iterating over a tensor runs along its first dimension: for a single row it gives "
+        "single numbers (each becomes 1), for a (2, 3, 4) input whole matrices. A row is the "
+        "last dimension whatever the shape.",
+        _rows_of,
+    ),
+    Mistake(
+        "used a rounded value of e (such as 2.718) as the base",
+        "b^x is e^(x·ln b): with b a little off e, every score is scaled by ln b, which is a "
+        "softmax at a slightly wrong temperature, off in the 4th or 5th digit. torch.exp uses e "
+        "itself.",
+        _rounded_e,
+    ),
+    Mistake(
+        "exponentiated x in place, changing the tensor the caller passed in",
+        "exp_ (and every method ending in _) overwrites the caller's scores with their "
+        "exponentials: whoever still needs the scores finds them gone, and nothing warns them.",
+        _in_place,
+    ),
 )
+ROUNDED_E, IN_PLACE = MISTAKES[-2], MISTAKES[-1]
 
 
 def _formula_cases() -> list[Case]:
@@ -114,10 +164,11 @@ def _formula_cases() -> list[Case]:
     batch, square = torch.randn(3, 5, generator=g), torch.randn(4, 4, generator=g)
     cube = torch.randn(2, 3, 4, generator=g)
     negative = vec(-1, -3, 0.5)
+    # float64 rows, compared to 1e-6: a float32 computation passes, a base a little off e not.
     return [
-        Case("[1, 2, 3, 4]", (vec(1, 2, 3, 4),), reference_softmax(vec(1, 2, 3, 4))),
-        Case("equal scores [2, 2, 2]", (vec(2, 2, 2),), vec(1, 1, 1) / 3),
-        Case("negative scores [-1, -3, 0.5]", (negative,), reference_softmax(negative)),
+        Case("[1, 2, 3, 4]", (vec(1, 2, 3, 4),), reference_softmax(vec(1, 2, 3, 4)), 1e-8, 1e-6),
+        Case("equal scores [2, 2, 2]", (vec(2, 2, 2),), vec(1, 1, 1) / 3, 1e-8, 1e-6),
+        Case("negative scores [-1, -3, 0.5]", (negative,), reference_softmax(negative), 1e-8, 1e-6),
         Case("a batch of 3 rows, shape (3, 5)", (batch,), reference_softmax(batch)),
         Case("a square batch, shape (4, 4)", (square,), reference_softmax(square)),
         Case("a (2, 3, 4) tensor: 6 rows of 4", (cube,), reference_softmax(cube)),
@@ -128,11 +179,31 @@ def _formula_cases() -> list[Case]:
 def check_softmax_from_formula(fn: Callable[[Tensor], Tensor]) -> CheckResult:
     """Check ``softmax_from_formula(x)``: softmax over the last dimension of ``(..., n)``."""
     properties = (rows_sum_to_one(), keeps_order_of_first_argument())
-    return check_function(
-        SOFTMAX_FROM_FORMULA,
-        fn,
-        _formula_cases(),
-        MISTAKES,
-        forbidden=SOFTMAX_IMPLEMENTATIONS,
-        properties=properties,
+    cases = _formula_cases()
+    result = check_function(
+        SOFTMAX_FROM_FORMULA, fn, cases, MISTAKES, forbidden=SOFTMAXES, properties=properties
+    )
+    unnamed = not result.passed and result.done and "The mistake:" not in result.message
+    if unnamed and _at_a_wrong_temperature(fn, cases):
+        first = result.message.splitlines()[0].split(", ", 1)[1]
+        where, problem = first.split("': ", 1)
+        return failed(SOFTMAX_FROM_FORMULA, fn, where + "'", problem, ROUNDED_E)
+    return result
+
+
+def _at_a_wrong_temperature(fn: Callable[[Tensor], Tensor], cases: list[Case]) -> bool:
+    """Whether ``fn`` is the softmax of c·x on every case, for one c within 1 % of 1 (as b^x is,
+    with c = ln b): c is read off the first case, [1, 2, 3, 4]."""
+    got = call(fn, cases[0]).value
+    if not isinstance(got, Tensor) or got.shape != (4,) or not bool((got > 0).all()):
+        return False
+    c = float(torch.log(got[3].double() / got[0].double()) / 3)
+    if not 0 < abs(c - 1) < 1e-2:
+        return False
+    tolerance = (1e-6, 1e-5)
+    return all(
+        same_behaviour(
+            call(fn, case), call(lambda x: reference_softmax(c * x.double()), case), tolerance
+        )
+        for case in cases
     )

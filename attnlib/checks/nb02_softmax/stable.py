@@ -46,6 +46,11 @@ def _shifted(x: Tensor, shift: Tensor, dim: int) -> Tensor:
     return exps / exps.sum(dim=dim, keepdim=True)
 
 
+def _softmax(x: Tensor, dim: int) -> Tensor:
+    exps = torch.exp(x)
+    return exps / exps.sum(dim=dim, keepdim=True)
+
+
 MISTAKES = (
     Mistake(
         "exponentiated the scores as they are, without shifting them",
@@ -107,6 +112,26 @@ MISTAKES = (
             (torch.exp(x) / torch.exp(x).amax(dim=dim, keepdim=True))
             / (torch.exp(x) / torch.exp(x).amax(dim=dim, keepdim=True)).sum(dim=dim, keepdim=True)
         ),
+    ),
+    Mistake(
+        "subtracted what max(dim=...) returns, values and indices together, not the values",
+        "with a dim, max returns a pair (the largest values and where they are): a tensor minus "
+        "that pair raises. The values are one part of it (amax gives them alone).",
+        lambda x, dim=-1: _shifted(x, x.max(dim=dim, keepdim=True), dim),
+    ),
+    Mistake(
+        "divided the scores by the row's largest score instead of subtracting it",
+        "dividing changes the differences between the scores, and softmax depends on nothing "
+        "else: the weights come out wrong, and a row whose largest score is negative or 0 "
+        "breaks. Subtracting a constant changes nothing.",
+        lambda x, dim=-1: _softmax(x / x.amax(dim=dim, keepdim=True), dim),
+    ),
+    Mistake(
+        "divided the scores by the row's largest absolute score instead of subtracting the largest",
+        "dividing changes the differences between the scores, and softmax depends on nothing "
+        "else: the scores all land between −1 and 1 and the weights flatten out. Subtracting a "
+        "constant changes nothing.",
+        lambda x, dim=-1: _softmax(x / x.abs().amax(dim=dim, keepdim=True), dim),
     ),
 )
 

@@ -5,7 +5,8 @@ attend only to positions t − window + 1 … t (itself and the window − 1 bef
 start); every other weight is exactly 0 and each row still sums to 1. The cases show each
 mistake: windows of 1, 2 and 3 and one longer than the sequence (off-by-one windows, the whole
 past, the future, both sides), T ≠ C and a batch whose size differs from T (the length taken
-from the wrong dimension), a (B, H, T, C) batch, a single vector, and float16 (−1e9 does not
+from the wrong dimension), a (B, H, T, C) batch, a single vector, a long vector after short
+ones (a softmax over the whole row rounds the visible weights to 0) and float16 (−1e9 does not
 fit in it). Vectors are short, so that a hidden score left at 0 still gets a visible weight.
 """
 
@@ -79,6 +80,12 @@ def _masked(
 
 def _renormalised_after(x: Tensor, allowed: Tensor) -> tuple[Tensor, Tensor]:
     weights = torch.softmax(x @ x.transpose(-2, -1), dim=-1) * allowed
+    return weights @ x, weights
+
+
+def _renormalised(x: Tensor, allowed: Tensor) -> tuple[Tensor, Tensor]:
+    weights = torch.softmax(x @ x.transpose(-2, -1), dim=-1) * allowed
+    weights = weights / weights.sum(dim=-1, keepdim=True)
     return weights @ x, weights
 
 
@@ -181,6 +188,14 @@ MISTAKES = (
         "every weight.",
         lambda x, window: _masked(x, _window(x, window), scale=1 / math.sqrt(x.shape[-1])),
     ),
+    Mistake(
+        "took the softmax of the whole row, then zeroed the hidden weights and renormalised",
+        "it is the same in exact arithmetic, but the softmax shifts by the largest score of the "
+        "row, a hidden one too: when a hidden score is far above the visible ones (a long vector "
+        "later in the sequence), every visible weight rounds to 0 and the renormalisation "
+        "divides 0 by 0. Hide the scores before the softmax.",
+        lambda x, window: _renormalised(x, _window(x, window)),
+    ),
 )
 
 
@@ -195,6 +210,9 @@ def _cases() -> list[Case]:
         return 0.6 * torch.randn(*shape, generator=g)
 
     half = short(5, 3).half()
+    # The last vector is long: every earlier position scores far higher with it than with
+    # anything it may see.
+    long_last = torch.tensor([[1.0, 0, 0], [0.8, 0.6, 0], [0, 1, 0], [150, 50, 0]])
     specs = [
         ("5 vectors of width 3, window 2", short(5, 3), 2),
         ("window 1: each position sees only itself, (4, 3)", short(4, 3), 1),
@@ -203,6 +221,7 @@ def _cases() -> list[Case]:
         ("a single vector, (1, 3), window 3", short(1, 3), 3),
         ("a batch of 2 sequences, (2, 6, 3), window 3", short(2, 6, 3), 3),
         ("a (B, H, T, C) = (2, 2, 5, 4) batch, window 2", short(2, 2, 5, 4), 2),
+        ("a long vector last, (4, 3), window 2", long_last, 2),
     ]
     cases = [Case(name, (x, w), _reference(x, w)) for name, x, w in specs]
     cases.append(Case("float16, (5, 3), window 2", (half, 2), _reference(half, 2), 3e-3, 3e-3))

@@ -55,6 +55,8 @@ def _loop(
         mix = torch.eye(t, dtype=x.dtype)
     elif start == "batch size":
         mix = torch.eye(x.shape[0], dtype=x.dtype)
+    elif start == "none":
+        mix = None
     elif start == "zeros":
         mix = torch.zeros(*x.shape[:-2], t, t, dtype=x.dtype)
     else:  # ones
@@ -63,7 +65,9 @@ def _loop(
     for _ in range(layers + runs):
         source = x if combine == "from x" else out
         out, weights = attnlib.naive_self_attention(source)
-        if combine == "after":
+        if mix is None:
+            mix = weights
+        elif combine == "after":
             mix = mix @ weights
         elif combine == "sum":
             mix = mix + weights
@@ -76,6 +80,14 @@ def _loop(
         else:  # "before", "from x"
             mix = weights @ mix
     return out, mix
+
+
+def _power_of_the_first(x: Tensor, layers: int) -> tuple[Tensor, Tensor]:
+    out = x
+    for _ in range(layers):
+        out, _ = attnlib.naive_self_attention(out)
+    first = attnlib.naive_self_attention(x)[1]  # (..., T, T)
+    return out, torch.linalg.matrix_power(first, layers)
 
 
 MISTAKES = (
@@ -161,6 +173,19 @@ MISTAKES = (
         "the weights have the shape (..., T, T) of x's batch, whatever the number of layers; a "
         "product with a batch of weights broadcasts, but with no layer nothing does.",
         lambda x, layers: _loop(x, layers, start="one eye"),
+    ),
+    Mistake(
+        "started the product of the weights from None, so 0 layers return no weights",
+        "with no layer at all the weights still exist: the mix that changes nothing, one "
+        "(T, T) identity per sequence, from which every later layer's product starts.",
+        lambda x, layers: _loop(x, layers, start="none"),
+    ),
+    Mistake(
+        "raised the first layer's weights to the power `layers`, as if every layer had them",
+        "each layer computes its own weights from its own input, the previous output: the "
+        "second layer's weights differ from the first's, so the mix is the product of "
+        "different matrices, not a power of one.",
+        _power_of_the_first,
     ),
 )
 

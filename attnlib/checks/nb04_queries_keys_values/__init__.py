@@ -1,6 +1,7 @@
 """Checkers for notebook 04's exercises, one module each: scaled dot-product attention for any
-leading dimensions (:mod:`.attention`), cross-attention between sequences of different widths
-(:mod:`.cross`) and attention pooling with one learned query (:mod:`.pool`).
+leading dimensions (:mod:`.attention`, its table in :mod:`.attention_mistakes`), cross-attention
+between sequences of different widths (:mod:`.cross`) and attention pooling with one learned
+query (:mod:`.pool`, its table in :mod:`.pool_mistakes`).
 
 Each exercise lists the mistakes learners make on it (``MISTAKES``), written as a learner would
 write them; a failing answer that behaves as one of them on every case is told which. Notebook 04.

@@ -67,13 +67,14 @@ def _wired(
     q_from: str = "y",
     k_from: str = "x",
     v_from: str = "x",
+    q_weight: str = "w_q",
     k_weight: str = "w_k",
     v_weight: str = "w_v",
     project: Callable[[Tensor, Tensor], Tensor] = _linear,
 ) -> tuple[Tensor, Tensor, Tensor]:
     seqs = {"y": y, "x": x}
     weights = {"w_q": w_q, "w_k": w_k, "w_v": w_v}
-    q = project(seqs[q_from], w_q)
+    q = project(seqs[q_from], weights[q_weight])
     k = project(seqs[k_from], weights[k_weight])
     v = project(seqs[v_from], weights[v_weight])
     return q, k, v
@@ -107,6 +108,11 @@ def _no_w_v(y: Tensor, x: Tensor, w_q: Tensor, w_k: Tensor, w_v: Tensor) -> Pair
 def _swapped(y: Tensor, x: Tensor, w_q: Tensor, w_k: Tensor, w_v: Tensor) -> Pair:
     out, weights = _right(y, x, w_q, w_k, w_v)
     return weights, out
+
+
+def _weights_transposed(y: Tensor, x: Tensor, w_q: Tensor, w_k: Tensor, w_v: Tensor) -> Pair:
+    out, weights = _right(y, x, w_q, w_k, w_v)
+    return out, weights.transpose(-2, -1)
 
 
 def _only_out(y: Tensor, x: Tensor, w_q: Tensor, w_k: Tensor, w_v: Tensor) -> Tensor:
@@ -144,6 +150,13 @@ MISTAKES = (
         "W^Q fits the tokens of y; the keys of x need their own matrix W^K. Section 6 used one "
         "matrix for both only because its two sentences had the same width and meaning.",
         _attend_wired(k_weight="w_q"),
+    ),
+    Mistake(
+        "swapped W^Q and W^K: projected the queries with W^K and the keys with W^Q",
+        "each projection fits one sequence: W^Q (d_k, d_y) takes the tokens of y to queries, "
+        "W^K (d_k, d_x) the tokens of x to keys. Swapped, the widths do not fit (or, when they "
+        "happen to, the questions and labels are the wrong ones).",
+        _attend_wired(q_weight="w_k", k_weight="w_q"),
     ),
     Mistake(
         "projected the values with W^K instead of W^V",
@@ -196,6 +209,12 @@ MISTAKES = (
         "for a batch of keys (B, T_x, d_k), .T gives (d_k, T_x, B) and transpose(0, 1) gives "
         "(T_x, B, d_k): only the last two dimensions may swap.",
         lambda y, x, w_q, w_k, w_v: _right(y, x, w_q, w_k, w_v, flip=reversed_dims),
+    ),
+    Mistake(
+        "returned the weights transposed, one row per token of x instead of one per token of y",
+        "the weights have one row per query, (T_y, T_x): row i says how token i of y shares "
+        "its attention over the tokens of x, and sums to 1.",
+        _weights_transposed,
     ),
     Mistake(
         "returned only out, not the pair (out, weights)",

@@ -86,6 +86,26 @@ def _transposed(heads: Tensor, w_o: Tensor) -> Tensor:
     return heads @ w_o.T.reshape(heads.shape[1], heads.shape[-1], -1)
 
 
+def _rows_from_h(heads: Tensor, w_o: Tensor) -> Tensor:
+    d = heads.shape[-1]
+    return torch.stack([heads[:, h] @ w_o[h : h + d] for h in range(heads.shape[1])], dim=1)
+
+
+def _equal_shares(heads: Tensor, w_o: Tensor) -> Tensor:
+    b, h, t, _ = heads.shape
+    share = merge(heads) @ w_o / h  # (B, T, C)
+    return share.unsqueeze(1).expand(b, h, t, w_o.shape[-1])
+
+
+def _zeroed_in_place(heads: Tensor, w_o: Tensor) -> Tensor:
+    parts = []
+    for h in range(heads.shape[1]):
+        only = heads  # not a copy: the zeros stay for the next heads
+        only[:, [i for i in range(heads.shape[1]) if i != h]] = 0
+        parts.append(merge(only) @ w_o)
+    return torch.stack(parts, dim=1)
+
+
 MISTAKES = (
     Mistake(
         "multiplied each head's output by the whole of W^O instead of its own D rows",
@@ -106,6 +126,12 @@ MISTAKES = (
         _every_h_th_row,
     ),
     Mistake(
+        "took rows h to h + D − 1 of W^O for head h instead of rows hD to (h+1)D − 1",
+        "head h's block of the concatenation starts at entry hD, after the D entries of each "
+        "head before it: its rows of W^O start there too, so the blocks do not overlap.",
+        _rows_from_h,
+    ),
+    Mistake(
         "cut W^O transposed into the heads' blocks",
         "W^O is (H·D, C) and used as concat @ w_o: its rows, not the rows of its transpose, "
         "line up with the entries of the concatenation.",
@@ -124,6 +150,18 @@ MISTAKES = (
         lambda heads, w_o: _right(heads, w_o) / heads.shape[1],
     ),
     Mistake(
+        "gave every head an equal share of the output, the output divided by H",
+        "the parts add up to the output, but each must be what its own head adds: heads with "
+        "different outputs add different amounts.",
+        _equal_shares,
+    ),
+    Mistake(
+        "stacked the heads' parts in front of the batch: (H, B, T, C) instead of (B, H, T, C)",
+        "the batch stays the first dimension; the heads dimension sits where it is in the "
+        "heads' outputs, after the batch.",
+        lambda heads, w_o: _right(heads, w_o).transpose(0, 1),
+    ),
+    Mistake(
         "returned the parts as (B, T, H, C) instead of (B, H, T, C)",
         "the heads dimension stays where it is in the heads' outputs, in front of the tokens.",
         lambda heads, w_o: _right(heads, w_o).transpose(1, 2),
@@ -139,6 +177,12 @@ MISTAKES = (
         "after the transpose the tensor is no longer laid out row by row in memory, and view "
         "refuses it (except when a dimension of size 1 makes it harmless).",
         _through_merge(merge_with_view),
+    ),
+    Mistake(
+        "zeroed the other heads in heads itself, not in a copy, so later heads were zeros too",
+        "a name given to a tensor is not a copy: zeroing through it changes the heads' outputs "
+        "themselves, and from the second head on the outputs are already zero.",
+        _zeroed_in_place,
     ),
     Mistake(
         "gave every head the whole output instead of its own part",

@@ -3,7 +3,8 @@ output and the per-head weights.
 
 The cases show each mistake: T_y ≠ T_x (queries and keys swapped, a softmax over the queries),
 C ≠ D (a scale by √C), H = 1 (where a view after a transpose and every split are right), D = 1,
-a single query, self-attention (y is x) and float32 scores far apart (a softmax written by hand
+a single query, H = T_x = D (where k with its heads and tokens swapped gives numbers rather
+than an error), self-attention (y is x) and float32 scores far apart (a softmax written by hand
 without its maximum). The ways of writing each step live in :mod:`.wirings`.
 """
 
@@ -119,6 +120,12 @@ MISTAKES = (
         wired(divide_by=lambda c, d: float(d)),
     ),
     Mistake(
+        "swapped k's dims 1 and 2 (the heads and the tokens) instead of its last two",
+        "the scores of each head are its (T_y, D) queries times the transpose of its (T_x, D) "
+        "keys: only the last two dimensions swap, the heads stay where they are.",
+        wired(flip_k=lambda k: k.transpose(1, 2)),
+    ),
+    Mistake(
         "took the softmax over the queries (dim=-2) instead of over the keys",
         "each query's row of weights over the keys of x sums to 1: the last dimension.",
         wired(dim=-2),
@@ -151,6 +158,12 @@ MISTAKES = (
         "here the four matrices are stored as in the formulas and multiply from the right as "
         "they are.",
         wired(stored_out_in=True),
+    ),
+    Mistake(
+        "used each weight as nn.Linear stores it, x @ w.T, instead of x @ w",
+        "here the four matrices, W^O too, are stored as in the formulas and multiply from the "
+        "right as they are.",
+        wired(stored_out_in=True, w_o_stored_out_in=True),
     ),
     Mistake(
         "took the queries from x and the keys and values from y",
@@ -214,6 +227,14 @@ def _cases() -> list[Case]:
         ("one head: B=1, y of 2 tokens reads x of 4, C=6", 1, 2, 4, 6, 1),
         ("head size 1: B=2, y of 3 tokens reads x of 2, C=4, 4 heads", 2, 3, 2, 4, 4),
         ("one query: B=3, y of 1 token reads x of 4, C=6, 2 heads", 3, 1, 4, 6, 2),
+        (
+            "as many heads as keys and as dims: B=2, y of 3 reads x of 2, C=4, 2 heads",
+            2,
+            3,
+            2,
+            4,
+            2,
+        ),
     ]
     cases = []
     for description, b, t_y, t_x, c, h in specs:

@@ -3,8 +3,9 @@ of every head, each (B, H, T, D).
 
 The cases show each mistake: B, T, H and D all different (a transpose of the wrong dimensions,
 no transpose at all, a view straight to (B, H, T, D)), H = 1 and D = 1, a single token (where a
-view straight to (B, H, T, D) happens to be right) and T = 6, a multiple of 3 (where a split
-along the tokens gives numbers rather than an error).
+view straight to (B, H, T, D) happens to be right), T = 6, a multiple of 3 (where a split
+along the tokens gives numbers rather than an error) and C = 3 (where torch.split into pieces of
+3 happens to give three parts).
 """
 
 from __future__ import annotations
@@ -99,6 +100,32 @@ def _along_tokens_any_width(qkv: Tensor, num_heads: int) -> Triple:
     return tuple(p.reshape(b, t, num_heads, -1).transpose(1, 2) for p in parts)  # type: ignore[return-value]
 
 
+def _along_tokens_any_length(qkv: Tensor, num_heads: int) -> Triple:
+    b, _, c3 = qkv.shape
+    q, k, v = (  # chunk gives three parts only when the tokens allow it
+        p.reshape(b, -1, num_heads, c3 // 3 // num_heads).transpose(1, 2)
+        for p in qkv.chunk(3, dim=1)
+    )
+    return q, k, v
+
+
+def _sizes_with_slash(qkv: Tensor, num_heads: int) -> Triple:
+    b, t, c3 = qkv.shape
+    d = c3 / 3 / num_heads  # a float: view refuses it
+    q, k, v = qkv.view(b, t, 3, num_heads, d).permute(2, 0, 3, 1, 4)  # type: ignore[arg-type]
+    return q, k, v
+
+
+def _split_into_pieces_of_three(qkv: Tensor, num_heads: int) -> Triple:
+    q, k, v = torch.split(qkv, 3, dim=-1)  # pieces of width 3: three of them only when C = 3
+    return q, k, v  # type: ignore[return-value]
+
+
+def _queries_keys_swapped(qkv: Tensor, num_heads: int) -> Triple:
+    q, k, v = _expected(qkv, num_heads)
+    return k, q, v
+
+
 def _alternating(qkv: Tensor, num_heads: int) -> Triple:
     b, t, c3 = qkv.shape
     q, k, v = (split(p, num_heads) for p in qkv.reshape(b, t, c3 // 3, 3).unbind(-1))
@@ -167,6 +194,30 @@ MISTAKES = (
         _along_tokens_any_width,
     ),
     Mistake(
+        "separated the queries, keys and values along the tokens instead of along the width",
+        "the fused projection lays the three side by side in the last dimension, each C wide; "
+        "the tokens stay whole.",
+        _along_tokens_any_length,
+    ),
+    Mistake(
+        "computed a size with /, which gives a float, where a shape needs a whole number",
+        "in Python 3, / always gives a float (12 / 3 is 4.0), and view and reshape accept only "
+        "whole numbers: sizes are computed with integer division.",
+        _sizes_with_slash,
+    ),
+    Mistake(
+        "gave torch.split the number of parts, 3, where it takes the size of each part",
+        "torch.split(t, 3, dim) cuts pieces 3 wide, 3C / 3 = C of them, not three pieces of "
+        "width C: the fused width is cut into more parts than q, k and v.",
+        _split_into_pieces_of_three,
+    ),
+    Mistake(
+        "returned the keys as q and the queries as k",
+        "the fused projection holds the queries first, then the keys, then the values: the "
+        "first C columns are the queries.",
+        _queries_keys_swapped,
+    ),
+    Mistake(
         "took the queries, keys and values as alternating entries of the width",
         "the fused projection puts the three in blocks of C, one after the other, not "
         "interleaved entry by entry.",
@@ -189,6 +240,7 @@ def _cases() -> list[Case]:
         ("head size 1: B=2, T=3, C=4 into 4 heads of 1", 2, 3, 4, 4),
         ("one token: B=2, T=1, C=6 into 2 heads of 3", 2, 1, 6, 2),
         ("T=6 tokens: B=2, C=10 into 5 heads of 2", 2, 6, 10, 5),
+        ("C=3 into 3 heads of 1: B=2, T=4, qkv (2, 4, 9)", 2, 4, 3, 3),
     ]
     cases = []
     for description, b, t, c, h in specs:

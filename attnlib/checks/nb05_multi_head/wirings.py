@@ -55,6 +55,10 @@ def merge_outer(x: Tensor, b: int, t: int, h: int, d: int) -> Tensor:
     return x.transpose(1, 3).reshape(b, t, h * d)
 
 
+def last_two_swapped(k: Tensor) -> Tensor:
+    return k.transpose(-2, -1)
+
+
 def _softmax_unshifted(scores: Tensor, dim: int) -> Tensor:
     exps = torch.exp(scores)
     return exps / exps.sum(dim=dim, keepdim=True)
@@ -71,6 +75,8 @@ class Wiring:
     dim: int = -1
     w_o: str = "full"  # "full", "none" (forgotten) or "diagonal" (split among the heads)
     stored_out_in: bool = False  # used each weight as nn.Linear's (out, in): x @ w.T
+    w_o_stored_out_in: bool = False  # and W^O too: concat @ w_o.T
+    flip_k: Callable[[Tensor], Tensor] = last_two_swapped  # how k is transposed for the scores
     queries_from: str = "y"
     keys_values_from: str = "x"
     average_weights: bool = False
@@ -106,11 +112,11 @@ def run(
     q = wiring.split(project(q_in, w_q), b, t_q, h, d)
     k = wiring.split(project(kv_in, w_k), b, t_kv, h, d)
     v = wiring.split(project(kv_in, w_v), b, t_kv, h, d)
-    scores = q @ k.transpose(-2, -1) / wiring.divide_by(c, d)
+    scores = q @ wiring.flip_k(k) / wiring.divide_by(c, d)
     weights = wiring.softmax(scores, wiring.dim)
     concat = wiring.merge(weights @ v, b, t_q, h, d)  # (B, T_q, C)
     if wiring.w_o == "full":
-        out = concat @ w_o
+        out = concat @ (w_o.T if wiring.w_o_stored_out_in else w_o)
     elif wiring.w_o == "diagonal":  # each head through its own diagonal block of W^O
         blocks = [w_o[i * d : (i + 1) * d, i * d : (i + 1) * d] for i in range(h)]
         out = concat @ torch.block_diag(*blocks)

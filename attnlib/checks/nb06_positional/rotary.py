@@ -88,6 +88,13 @@ def _t_from_first_dimension(x: Tensor) -> Tensor:
     return _rotate(x, _angles(x.shape[0], x.shape[-1]))
 
 
+def _positions_along_first_dimension(x: Tensor) -> Tensor:
+    angles = _angles(x.shape[0], x.shape[-1])  # (first dimension, D/2)
+    if x.dim() > 2:  # lined up with the first dimension: each batch entry is one position
+        angles = angles.reshape(x.shape[0], *[1] * (x.dim() - 2), x.shape[-1] // 2)
+    return _rotate(x, angles)
+
+
 def _every_pair_at_one_frequency(x: Tensor) -> Tensor:
     t, d = x.shape[-2], x.shape[-1]
     return _rotate(x, torch.arange(t, dtype=torch.float64)[:, None].expand(t, d // 2))
@@ -180,6 +187,12 @@ MISTAKES = (
         "x is (..., T, D): T is the second-to-last dimension, whatever the leading dimensions "
         "(a batch, heads) are.",
         _t_from_first_dimension,
+    ),
+    Mistake(
+        "took the first dimension of x for the positions, so each batch entry turned as one",
+        "x is (..., T, D): the positions are its rows, the second-to-last dimension; all the "
+        "rows of a batch entry or a head turn by different angles.",
+        _positions_along_first_dimension,
     ),
 )
 

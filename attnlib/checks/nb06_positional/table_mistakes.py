@@ -129,6 +129,13 @@ MISTAKES = (
         lambda p, d: _table(_column(p) / 10000.0 ** (_two_i(d) / 2 / d), d),
     ),
     Mistake(
+        "used 2j / d in the exponent for dimension j instead of the 2i of its pair",
+        "2i is the even dimension that starts pair i, so both dimensions of the pair share one "
+        "frequency; 2j doubles every dimension's index, so the frequencies fall twice as fast "
+        "and the two halves of a pair turn at different speeds.",
+        lambda p, d: _per_dimension(p, d, lambda j: 2 * j),
+    ),
+    Mistake(
         "gave each dimension its own frequency, 10000^(−j/d) for dimension j",
         "the sine in dimension 2i and the cosine in dimension 2i + 1 share one angle p·ω_i: that "
         "makes each pair a point on the unit circle, and PE_(p+k) a rotation of PE_p.",
@@ -178,6 +185,12 @@ MISTAKES = (
         "each row is the encoding of the position it is given: a text continued at position 100 "
         "needs PE_100, PE_101, …, not PE_0, PE_1, ….",
         lambda p, d: reference(torch.arange(p.shape[-1]).expand(p.shape), d),
+    ),
+    Mistake(
+        "added 1 to every position, counting them from 1",
+        "the positions are given as they are: position 0 is angle 0, and its row reads "
+        "0, 1, 0, 1, … (sin 0 and cos 0).",
+        lambda p, d: reference(p + 1, d),
     ),
     Mistake(
         "assumed the positions are one row (T,): a batch of them does not broadcast",

@@ -2,8 +2,9 @@
 not call.
 
 Each mistake is masked attention with one thing done otherwise: the fill value of the blocked
-scores (−inf, −1e9, 0, nothing), the polarity, the zeroing of the blocked weights after the
-softmax, the scale, the transpose of k, the softmax's dimension, the order of the results.
+scores (−inf, −1e9, 0, nothing, the mask added as numbers), the polarity, the zeroing of the
+blocked weights after the softmax, the scale, the transpose of k, the softmax's dimension, the
+order of the results.
 Notebook 07.
 """
 
@@ -60,6 +61,13 @@ def _reversed_dims(t: Tensor) -> Tensor:
     return t.permute(*range(t.dim() - 1, -1, -1))
 
 
+def _weights_times_float_mask(q: Tensor, k: Tensor, v: Tensor, mask: Tensor) -> Pair:
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    weights = torch.softmax(scores.masked_fill(~mask, torch.finfo(q.dtype).min), dim=-1)
+    weights = weights * mask.float()  # float32 from here on, whatever q's dtype
+    return weights @ v, weights
+
+
 def _attend(
     q: Tensor,
     k: Tensor,
@@ -88,6 +96,11 @@ def _zeroed_only_in_the_weights_returned(q: Tensor, k: Tensor, v: Tensor, mask: 
     scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
     weights = torch.softmax(scores.masked_fill(~mask, _smallest(scores)), dim=-1)
     return weights @ v, weights.masked_fill(~mask, 0.0)
+
+
+def _added_the_mask(q: Tensor, k: Tensor, v: Tensor, mask: Tensor) -> Pair:
+    weights = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]) + mask, dim=-1)
+    return weights @ v, weights
 
 
 def _added_minus_1e9(q: Tensor, k: Tensor, v: Tensor, mask: Tensor) -> Pair:
@@ -139,6 +152,15 @@ MISTAKES = (
         "dtype.",
         lambda q, k, v, mask: _attend(q, k, v, mask, fill=lambda s: -1e9),
     ),
+    Mistake(  # the same mistake, made by mixing float32 in: another error in float16
+        "broke float16: a fill it cannot hold (−1e9, float32's smallest value) or float32 mixed "
+        "into its scores",
+        "float16 ends at −65504, so such a fill overflows and masked_fill refuses it; and float32 "
+        "mixed into float16 scores (a float32 fill or mask.float()) makes float32 weights, which "
+        "no longer match v. The dtype's own smallest value, and the bool mask itself, fit every "
+        "dtype.",
+        _weights_times_float_mask,
+    ),
     Mistake(
         "added −1e9 to the blocked scores and never set the blocked weights to 0",
         "adding the same number to every score of a fully blocked row changes nothing after the "
@@ -151,6 +173,13 @@ MISTAKES = (
         "the softmax has then shared the weight among all the keys, blocked ones included: once "
         "their share is removed, the row no longer sums to 1.",
         lambda q, k, v, mask: _attend(q, k, v, mask, fill=None),
+    ),
+    Mistake(
+        "added the bool mask to the scores, as 1 where allowed and 0 where blocked",
+        "adding a number only moves a score: 1 more for an allowed key is a nudge, and a blocked "
+        "key keeps a real weight. A blocked score must become so negative that its weight is "
+        "exactly 0.",
+        _added_the_mask,
     ),
     Mistake(
         "set the blocked scores to 0 (or multiplied the scores by the mask)",

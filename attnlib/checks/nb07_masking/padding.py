@@ -76,6 +76,11 @@ def _real_tokens_at_the_end(lengths: list[int], max_len: int) -> Tensor:
     return table[:, None, None, :]
 
 
+def _same_dimension(lengths: list[int], max_len: int) -> Tensor:
+    side_by_side = torch.arange(max_len) < torch.tensor(lengths)  # (max_len,) when it broadcasts
+    return side_by_side.reshape(-1, 1, 1, max_len)
+
+
 WITHOUT_DIMS = Mistake(
     "returned the (B, max_len) table without the two size-1 dimensions",
     "scores are (B, H, T_q, T_k): a (B, max_len) mask lines up its batch with the queries "
@@ -147,6 +152,20 @@ MISTAKES = (
         "the size-1 query dimension lets broadcasting reuse one row for every query, without "
         "storing max_len copies of it.",
         lambda lengths, n: reference(lengths, n).expand(-1, 1, n, n),
+    ),
+    Mistake(
+        "inserted only one size-1 dimension: the mask is (B, 1, max_len)",
+        "scores are (B, H, T_q, T_k), four dimensions: broadcasting lines a 3-D mask up from the "
+        "right, so its batch would meet the heads. Both the head and the query dimension need "
+        "size 1.",
+        lambda lengths, n: _table(lengths, n)[:, None],
+    ),
+    Mistake(
+        "compared the positions with the lengths while both lay along the same dimension",
+        "positions (max_len,) and lengths (B,) side by side compare position j with sentence "
+        "j's length (or do not broadcast at all): the lengths need a dimension of their own, "
+        "across the positions, to give a (B, max_len) table.",
+        _same_dimension,
     ),
 )
 

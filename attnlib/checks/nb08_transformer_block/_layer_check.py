@@ -20,6 +20,7 @@ from attnlib.checks._calls import CallWatch
 from attnlib.checks._exercise import failed, not_done, passed, refused
 from attnlib.checks._framework import CheckResult, task_of
 from attnlib.checks._run import same_behaviour
+from attnlib.checks._threads import on_one_thread
 from attnlib.checks.nb08_transformer_block._layers import (
     D_FF,
     D_MODEL,
@@ -33,7 +34,6 @@ from attnlib.checks.nb08_transformer_block._layers import (
     run_case,
     structure_problem,
 )
-from attnlib.checks.nb08_transformer_block._threads import on_one_thread
 
 
 @on_one_thread

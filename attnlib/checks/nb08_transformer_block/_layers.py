@@ -6,8 +6,9 @@ norms in each other's place show), and replaces every ``nn.Dropout`` in it with 
 drops a fixed pattern of entries: training-mode outputs are then the same on every run, and
 where dropout was applied shows in them. Each mistake of an exercise's table is a class written
 as a learner would write it; the mistake named is the first whose outputs are the learner's on
-every case. Mistakes of structure (names, shapes, a module shared by two sublayers, dropout that
-is not a module) are found by looking at the layer, before it runs (:mod:`._layer_check`).
+every case. Mistakes of structure (names, shapes, a module shared by two sublayers, a dropout
+inside the attention or the FFN, dropout that is not a module) are found by looking at the
+layer, before it runs (:mod:`._layer_check`).
 """
 
 from __future__ import annotations
@@ -81,6 +82,7 @@ class StructureMistakes:
     no_super: Mistake  # submodules assigned before nn.Module.__init__ ran
     signature: Mistake  # __init__ or forward takes other arguments than the task's
     dropout_elsewhere: Mistake  # right in eval mode, wrong in training: dropout misplaced
+    inner_dropout: Mistake  # a dropout inside the attention or the FFN, besides the residual one
 
 
 @dataclass(frozen=True)
@@ -161,7 +163,8 @@ def problem_of(
 
 
 def structure_problem(learner: nn.Module, spec: LayerExercise) -> tuple[str, Mistake] | None:
-    """A problem with the layer's submodules, before it runs: names, shapes, sharing."""
+    """A problem with the layer's submodules, before it runs: names, shapes, sharing, a dropout
+    inside the attention or the FFN."""
     expected = spec.reference.state_dict()
     got = learner.state_dict()
     missing, unexpected = sorted(set(expected) - set(got)), sorted(set(got) - set(expected))
@@ -182,7 +185,23 @@ def structure_problem(learner: nn.Module, spec: LayerExercise) -> tuple[str, Mis
         other = owners.setdefault(tensor.data_ptr(), module)
         if other != module:
             return f"{other} and {module} hold the same tensors", spec.structure.shared
+    for name, module in learner.named_children():
+        rate = inner_dropout_rate(module)
+        if rate > 0:
+            problem = (
+                f"{name} has a dropout of its own (rate {rate:g}), besides the residual dropout"
+            )
+            return problem, spec.structure.inner_dropout
     return None
+
+
+def inner_dropout_rate(module: nn.Module) -> float:
+    """The rate of the dropout inside an attention or a feed-forward network (0 if none)."""
+    if isinstance(module, attnlib.MultiHeadAttention):
+        return float(module.dropout)
+    if isinstance(module, attnlib.FeedForward) and isinstance(module.dropout, nn.Dropout):
+        return float(module.dropout.p)
+    return 0.0
 
 
 def build_layer(layer_class: type[nn.Module], spec: LayerExercise) -> nn.Module:

@@ -114,6 +114,22 @@ def _reads_next(self: Any, y: Tensor, memory: Tensor, memory_mask: Any = None) -
     return self.norm_3(h2 + self.dropout(self.feed_forward(h2))), w_self, w_cross
 
 
+class _InnerDropout(Parts):
+    def __init__(self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.0) -> None:
+        super().__init__(d_model, num_heads, d_ff, dropout)
+        self.self_attention = attnlib.MultiHeadAttention(d_model, num_heads, dropout=dropout)
+        self.cross_attention = attnlib.MultiHeadAttention(d_model, num_heads, dropout=dropout)
+
+
+def _float_mask(self: Any, y: Tensor, memory: Tensor, memory_mask: Any = None) -> Any:
+    t = y.shape[1]
+    a, w_self = self.self_attention(y, mask=torch.tril(torch.ones(t, t)))  # 1 = may attend
+    h1 = self.norm_1(y + self.dropout(a))
+    c, w_cross = self.cross_attention(h1, memory, mask=memory_mask)
+    h2 = self.norm_2(h1 + self.dropout(c))
+    return self.norm_3(h2 + self.dropout(self.feed_forward(h2))), w_self, w_cross
+
+
 class _SwappedSizes(Parts):
     def __init__(self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.0) -> None:
         super().__init__(d_model, num_heads, d_ff, dropout)
@@ -173,6 +189,13 @@ STRUCTURE = StructureMistakes(
         "addition.",
         learner_layer(_no_cross_dropout),
     ),
+    inner_dropout=Mistake(
+        "gave the attention or the feed-forward network a dropout of its own",
+        "the task's layer has one dropout, the paper's residual dropout on each sublayer's "
+        "output: the attentions and the FFN keep their default of none. A dropout inside them "
+        "(on the attention weights, in the FFN's hidden layer) drops other entries in training.",
+        learner_layer(wired, _InnerDropout),
+    ),
 )
 
 # Named when no mistake of the tables matches and a later target token moves an earlier output.
@@ -184,7 +207,15 @@ SEES_THE_FUTURE = Mistake(
     learner_layer(_reads_next),
 )
 
-ALL_MISTAKES = (*MISTAKES, *vars(STRUCTURE).values(), SEES_THE_FUTURE)
+# Named when forward fails because an attention got a mask that is not bool (attnlib says so).
+FLOAT_MASK = Mistake(
+    "passed an attention a float mask of 1s and 0s, not a bool one",
+    "attnlib's masks are bool, True = may attend (notebook 07); PyTorch adds a float mask to "
+    "the scores instead, where 0 hides nothing, so attnlib refuses one rather than guess.",
+    learner_layer(_float_mask),
+)
+
+ALL_MISTAKES = (*MISTAKES, *vars(STRUCTURE).values(), SEES_THE_FUTURE, FLOAT_MASK)
 
 
 def _expected(reference: nn.Module) -> Any:
@@ -230,6 +261,10 @@ def _decoder_problem(layer: nn.Module) -> tuple[str, Mistake | None] | None:
             return problem, SEES_THE_FUTURE
         if torch.allclose(z, z_memory, atol=1e-9):
             return "changing memory moved no output: the layer does not read the source", None
+    except TypeError as error:
+        if "must be a bool" in str(error):  # attnlib's words for a mask that is not bool
+            return f"forward raised TypeError: {error}", FLOAT_MASK
+        return None
     except Exception:  # reported by the comparison instead
         return None
     return None

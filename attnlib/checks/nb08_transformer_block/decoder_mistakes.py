@@ -149,6 +149,13 @@ MISTAKES = (
         with_steps(cross_mask="causal"),
     ),
     Mistake(
+        "also gave the cross-attention a causal mask, on top of the memory mask",
+        "causality is about the target: no target position may read a later *target* position. "
+        "The source is all there from the start, so every target position may read every real "
+        "source token; only its padding is hidden.",
+        with_steps(cross_mask="causal and memory"),
+    ),
+    Mistake(
         "left out the residual around the self-attention",
         "norm_1 must normalise y plus the self-attention's output: without y each position "
         "loses its own vector.",

@@ -42,6 +42,11 @@ def _mask(kind: str, t: int, s: int, memory_mask: Any) -> Any:
         "none": None,
         "strict": causal & ~torch.eye(t, dtype=torch.bool),
         "source length": attnlib.causal_mask(s),
+        "causal and memory": (
+            attnlib.causal_mask(t, s)
+            if memory_mask is None
+            else attnlib.causal_mask(t, s) & memory_mask
+        ),
         "memory": memory_mask,
         "inverted memory": None if memory_mask is None else ~memory_mask,
     }[kind]

@@ -85,6 +85,15 @@ class _SwappedSizes(Parts):
         self.feed_forward = attnlib.FeedForward(d_ff, d_model)
 
 
+class _InnerDropout(nn.Module):
+    def __init__(self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.0) -> None:
+        super().__init__()
+        self.self_attention = attnlib.MultiHeadAttention(d_model, num_heads, dropout=dropout)
+        self.feed_forward = attnlib.FeedForward(d_model, d_ff, dropout=dropout)
+        self.norm_1, self.norm_2 = nn.LayerNorm(d_model), nn.LayerNorm(d_model)
+        self.dropout = nn.Dropout(dropout)
+
+
 def _random_dropout(self: Any, x: Tensor, mask: Tensor | None = None) -> Any:
     def block(inp: Tensor, out: Tensor, norm: nn.Module) -> Tensor:
         return norm(inp + nn.functional.dropout(out, 0.1, training=self.training))
@@ -161,6 +170,13 @@ STRUCTURE = StructureMistakes(
         "the layer is right in eval mode, where dropout does nothing, and wrong in training: "
         "the paper drops entries of each sublayer's output, in both blocks, before the addition.",
         learner_layer(_dropout_in_ffn_block_only),
+    ),
+    inner_dropout=Mistake(
+        "gave the attention or the feed-forward network a dropout of its own",
+        "the task's layer has one dropout, the paper's residual dropout on each sublayer's "
+        "output: the attention and the FFN keep their default of none. A dropout inside them "
+        "(on the attention weights, in the FFN's hidden layer) drops other entries in training.",
+        learner_layer(wired, _InnerDropout),
     ),
 )
 

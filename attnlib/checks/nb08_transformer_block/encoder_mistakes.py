@@ -76,6 +76,18 @@ def _ffn_reads_x(self: Any, x: Tensor, mask: Tensor | None = None) -> Any:
     return self.norm_2(h + self.dropout(self.feed_forward(x))), w
 
 
+def _ffn_skip_from_x(self: Any, x: Tensor, mask: Tensor | None = None) -> Any:
+    a, w = self.self_attention(x, mask=mask)
+    h = self.norm_1(x + self.dropout(a))
+    return self.norm_2(x + self.dropout(self.feed_forward(h))), w
+
+
+class _GeluParts(Parts):
+    def __init__(self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.0) -> None:
+        super().__init__(d_model, num_heads, d_ff, dropout)
+        self.feed_forward = attnlib.FeedForward(d_model, d_ff, activation="gelu")
+
+
 def _no_ffn_block(self: Any, x: Tensor, mask: Tensor | None = None) -> Any:
     a, w = self.self_attention(x, mask=mask)
     return self.norm_1(x + self.dropout(a)), w
@@ -167,6 +179,18 @@ MISTAKES = (
         "the two blocks are in a row: the FFN transforms what the attention block returned, "
         "so that what each position read from the others reaches it.",
         learner_layer(_ffn_reads_x),
+    ),
+    Mistake(
+        "added the layer's input x, not h, on the feed-forward block's skip path",
+        "each block adds its own input back: the feed-forward block's input is h, what the "
+        "attention block returned; adding x skips the attention block's result on the path.",
+        learner_layer(_ffn_skip_from_x),
+    ),
+    Mistake(
+        "gave the feed-forward network GELU instead of the paper's ReLU",
+        "the paper's FFN is max(0, xW₁ + b₁)W₂ + b₂, attnlib.FeedForward's default: GELU is "
+        "BERT's and GPT's choice (section 1), and gives other outputs with the same weights.",
+        learner_layer(wired, _GeluParts),
     ),
     Mistake(
         "normalised each sublayer's output and then added the residual, x + LN(f(x))",

@@ -16,7 +16,7 @@ import torch.nn.functional as F
 from attnlib.checks._exercise import Exercise, Mistake, checker_of, register
 from attnlib.checks._framework import Case, CheckResult, fixed_generator, randn64
 from attnlib.checks._run import check_function
-from attnlib.checks.nb08_transformer_block._threads import on_one_thread
+from attnlib.checks._threads import on_one_thread
 
 Tensor = torch.Tensor
 
@@ -123,6 +123,22 @@ MISTAKES = (
         "about 1e-3, more than the check allows.",
         lambda x, w_gate, w_up, w_down: (
             (F.gelu(x @ w_gate.T, approximate="tanh") * (x @ w_up.T)) @ w_down.T
+        ),
+    ),
+    Mistake(
+        "used GELU's sigmoid approximation, z·σ(1.702 z)",
+        "GELU(z) = z·Φ(z) exactly, as in section 1; z·σ(1.702 z) is a cheap stand-in for it "
+        "that is off by up to about 0.02.",
+        lambda x, w_gate, w_up, w_down: (
+            ((a := x @ w_gate.T) * torch.sigmoid(1.702 * a) * (x @ w_up.T)) @ w_down.T
+        ),
+    ),
+    Mistake(
+        "wrote GELU by hand with erf(z / 2): the √2 is missing",
+        "Φ, the standard normal CDF, is ½(1 + erf(z / √2)): erf(z / 2) is the CDF of a normal "
+        "with another spread, and the gate comes out a little off everywhere.",
+        lambda x, w_gate, w_up, w_down: (
+            ((a := x @ w_gate.T) * 0.5 * (1 + torch.erf(a / 2)) * (x @ w_up.T)) @ w_down.T
         ),
     ),
     Mistake(

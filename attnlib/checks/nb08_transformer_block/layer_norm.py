@@ -3,7 +3,9 @@
 The cases show each mistake: [1, 2, 3, 4] (the unbiased variance, 5/3 instead of 5/4), a
 square batch (statistics without ``keepdim``, or down the columns), γ of shape (3, 4) (the last
 dimension alone), a constant vector (no ε: 0 / 0), a tiny spread around a large mean, in float64
-(ε outside the root) and in float32 (a variance that cancels), and ε = 0.5 (ε ignored).
+(ε outside the root) and in float32 (a variance that cancels), and ε = 0.5 (ε ignored). A right
+result computed by editing x in place is refused as well (by the framework's check that an
+answer leaves its arguments as they were), and named as the table's in-place mistake.
 """
 
 from __future__ import annotations
@@ -18,8 +20,11 @@ from attnlib.checks._calls import Forbidden
 from attnlib.checks._exercise import Exercise, checker_of, failed, register
 from attnlib.checks._framework import Case, CheckResult, fixed_generator, randn64, vec
 from attnlib.checks._run import call, check_function
-from attnlib.checks.nb08_transformer_block._threads import on_one_thread
-from attnlib.checks.nb08_transformer_block.layer_norm_mistakes import CANCELLING, MISTAKES
+from attnlib.checks._threads import on_one_thread
+from attnlib.checks.nb08_transformer_block.layer_norm_mistakes import (
+    CANCELLING,
+    MISTAKES,
+)
 
 Tensor = torch.Tensor
 

@@ -2,7 +2,8 @@
 
 Each is written as a learner would write it, with the answer's signature
 ``(x, gamma, beta, eps=1e-5)``; :data:`CANCELLING` is also named when a learner's own way of
-writing E[x²] − E[x]² rounds otherwise than this one (it is right in float64, wrong in float32).
+writing E[x²] − E[x]² rounds otherwise than this one (it is right in float64, wrong in float32),
+and :data:`IN_PLACE` when a right result leaves the caller's x changed.
 """
 
 from __future__ import annotations
@@ -45,12 +46,43 @@ CANCELLING = Mistake(
     _cancelling,
 )
 
+
+def _after_first(x: Tensor, gamma: Tensor, beta: Tensor, eps: float = 1e-5) -> Tensor:
+    flat = x.reshape(x.shape[0], -1)  # one row per sentence: "everything but the batch"
+    centred = flat - flat.mean(dim=1, keepdim=True)
+    var = (centred**2).mean(dim=1, keepdim=True)
+    return gamma * (centred / torch.sqrt(var + eps)).reshape(x.shape) + beta
+
+
+def _in_place(x: Tensor, gamma: Tensor, beta: Tensor, eps: float = 1e-5) -> Tensor:
+    d = _dims(gamma)
+    x -= x.mean(dim=d, keepdim=True)
+    x /= torch.sqrt((x**2).mean(dim=d, keepdim=True) + eps)
+    return gamma * x + beta
+
+
+# Named when the result is right but the caller's x has changed (see layer_norm.py).
+IN_PLACE = Mistake(
+    "changed x in place (x -= …, x /= …)",
+    "the caller's x is not yours to change: a pre-norm block adds x itself back after the "
+    "LayerNorm, x + f(LN(x)), and autograd refuses to go back through a tensor edited in place. "
+    "The result needs tensors of its own.",
+    _in_place,
+)
+
 MISTAKES = (
     Mistake(
         "normalised over the last dimension only, whatever the shape of γ",
         "a position is every entry γ covers: with γ of shape (3, 4) each 3 × 4 block has one "
         "mean and one variance, not each row of 4.",
         lambda x, gamma, beta, eps=1e-5: gamma * _norm(x, (-1,), eps) + beta,
+    ),
+    Mistake(
+        "normalised everything after the first dimension, whatever the shape of γ",
+        "a position is the block of entries γ covers, the last γ.dim() dimensions of x: the "
+        "dimensions before them (the first one too) are positions and sentences, each "
+        "normalised on its own.",
+        _after_first,
     ),
     Mistake(
         "took one mean and one variance for the whole tensor",
@@ -183,4 +215,5 @@ MISTAKES = (
             + beta
         ),
     ),
+    IN_PLACE,
 )

@@ -19,8 +19,8 @@ from attnlib.checks._calls import Forbidden
 from attnlib.checks._exercise import Exercise, Mistake, checker_of, register
 from attnlib.checks._framework import Case, CheckResult, fixed_generator, randn64
 from attnlib.checks._run import check_function
+from attnlib.checks._threads import on_one_thread
 from attnlib.checks.nb08_transformer_block._naming import name_by_group
-from attnlib.checks.nb08_transformer_block._threads import on_one_thread
 
 Tensor = torch.Tensor
 Fn = Callable[[Tensor], Tensor]
@@ -119,6 +119,12 @@ MISTAKES = (
         "in pre-norm, normalised the sublayer's output instead of its input",
         "pre-norm puts the LayerNorm first, on what the sublayer reads: x + f(LN(x)).",
         _block(lambda x, f, n, d: x + n(d(f(x))), _right_post),
+    ),
+    Mistake(
+        "in post-norm, left out the LayerNorm",
+        "post-norm's LayerNorm comes last, on the sum, LN(x + f(x)): without it nothing in a "
+        "post-norm block normalises, and the sums grow from block to block.",
+        _block(_right_pre, lambda x, f, n, d: x + d(f(x))),
     ),
     Mistake(
         "in post-norm, normalised x and then added the sublayer's output, not the sum",

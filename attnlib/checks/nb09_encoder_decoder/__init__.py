@@ -1,7 +1,7 @@
 """Checkers for notebook 09's exercises, one module each: label smoothing that gives <pad>
 nothing (:mod:`.smoothing`), a warm-up with a linear decay (:mod:`.schedule`) and beam search
-with GNMT's length penalty (:mod:`.beam`, its rules and mistakes in :mod:`.beam_rules`, the
-models it runs on in :mod:`.toys`).
+with GNMT's length penalty (:mod:`.beam`, its rules in :mod:`.beam_rules`, its mistakes in
+:mod:`.beam_mistakes`, the models it runs on in :mod:`.toys`).
 
 Each exercise lists the mistakes learners make on it (``MISTAKES``), written as a learner would
 write them; a failing answer that behaves as one of them on every case is told which. The

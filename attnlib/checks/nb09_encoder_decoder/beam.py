@@ -5,7 +5,7 @@ hand-set toy of §8 and two more toys, each built to expose a mistake: :mod:`.to
 untrained Transformers with confident, varied outputs, and on the stored date translator. Its
 tokens and score are compared with :func:`~.beam_rules.plain_beam_search`'s (itself tested
 against ``attnlib.beam_search_with_scores(..., penalty="gnmt")``); the mistakes of
-:data:`~.beam_rules.MISTAKES` are the same search with one rule changed.
+:data:`~.beam_mistakes.MISTAKES` are the same search with one rule changed.
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ from attnlib.checks._exercise import Exercise, checker_of, register
 from attnlib.checks._framework import Case, CheckResult
 from attnlib.checks.nb09_encoder_decoder import toys
 from attnlib.checks.nb09_encoder_decoder.answers import check_converted
-from attnlib.checks.nb09_encoder_decoder.beam_rules import MISTAKES, plain_beam_search
+from attnlib.checks.nb09_encoder_decoder.beam_mistakes import MISTAKES
+from attnlib.checks.nb09_encoder_decoder.beam_rules import plain_beam_search
 from attnlib.course.date_translator import DateTranslator, load_reference_translator
 
 BEAM_SEARCH_GNMT = register(
@@ -110,8 +111,11 @@ def _cases() -> list[Case]:
         ("the same toy, beam 3, α = 0", toys.toy("late"), (toy_src, 1, 2, 7, 3, 0.0)),
     ]  # fmt: skip
     generator = torch.Generator().manual_seed(0)
-    for seed, k, alpha, max_len in ((0, 3, 0.6, 7), (1, 2, 1.5, 5), (2, 3, 1.0, 6)):
-        src = torch.randint(3, 9, (1, 5), generator=generator)  # (1, S)
+    sources = [torch.randint(3, 9, (1, 5), generator=generator) for _ in range(3)]  # (1, S)
+    # The last: a finished output (2 tokens) is among the best sums from step 2 on and keeps
+    # its place; a search that sets it aside goes on with another, which wins under α = 3.
+    for seed, k, alpha, max_len in ((0, 3, 0.6, 7), (1, 2, 1.5, 5), (2, 3, 1.0, 6), (1, 2, 3.0, 8)):
+        src = sources[seed]
         what = f"an untrained Transformer (seed {seed}), beam {k}, α = {alpha}, max_len {max_len}"
         specs.append((what, toys.random_transformer(seed), (src, 1, 2, max_len, k, alpha)))
     translator = _translator()

@@ -71,13 +71,20 @@ def _right(s: float, peak: float, w: int, n: int, f: float) -> float:
     return peak * min(s / w, max(f, _fall(s, w, n, f)))
 
 
+PRODUCT = (
+    "multiplied the warm-up ramp by a decay that starts at step 1, as §6's loop does",
+    "the product of the two is below both: it peaks under peak_lr and reaches the floor "
+    "at another step. The decay must start at the peak, at step warmup.",
+)
+ABSOLUTE_FLOOR = (
+    "treated floor as a learning rate instead of a fraction of peak_lr",
+    "the floor is a share of the peak: the rate ends at floor · peak_lr.",
+)
+
 MISTAKES = (
-    Mistake(
-        "multiplied the warm-up ramp by a decay that starts at step 1, as §6's loop does",
-        "the product of the two is below both: it peaks under peak_lr and reaches the floor "
-        "at another step. The decay must start at the peak, at step warmup.",
-        lambda s, peak, w, n, f: peak * min(s / w, 1.0) * max(f, 1 - (s - 1) / n),
-    ),
+    Mistake(*PRODUCT, lambda s, peak, w, n, f: peak * min(s / w, 1.0) * max(f, 1 - (s - 1) / n)),
+    # the same, its decay written 1 − step / n_steps
+    Mistake(*PRODUCT, lambda s, peak, w, n, f: peak * min(s / w, 1.0) * max(f, 1 - s / n)),
     Mistake(
         "held the rate at the floor or above during the warm-up too",
         "the floor is where the decay stops; the warm-up starts from peak_lr / warmup, which "
@@ -128,10 +135,16 @@ MISTAKES = (
         lambda s, peak, w, n, f: peak * max(s / w, max(f, _fall(s, w, n, f))),
     ),
     Mistake(
-        "treated floor as a learning rate instead of a fraction of peak_lr",
-        "the floor is a share of the peak: the rate ends at floor · peak_lr.",
+        *ABSOLUTE_FLOOR,
         lambda s, peak, w, n, f: (
             peak * s / w if s <= w else max(f, peak - (peak - f) * (s - w) / (n - w))
+        ),
+    ),
+    # the same, the line drawn from peak_lr to floor and floor held after n_steps
+    Mistake(
+        *ABSOLUTE_FLOOR,
+        lambda s, peak, w, n, f: (
+            peak * s / w if s <= w else f if s >= n else peak + (f - peak) * (s - w) / (n - w)
         ),
     ),
     Mistake(

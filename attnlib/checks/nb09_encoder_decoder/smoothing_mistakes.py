@@ -132,6 +132,22 @@ MISTAKES = (
         ),
     ),
     Mistake(
+        "gave <pad> the same share ε / (V − 2) as the other wrong tokens",
+        "a model should never write <pad>: its entry of q is 0. With a share of its own, q "
+        "adds up to more than 1, and the loss rewards probability on <pad>.",
+        lambda logits, target, eps, pad_id: _smoothed(
+            logits, target, eps, pad_id, pad=eps / (logits.shape[-1] - 2)
+        ),
+    ),
+    Mistake(
+        "gave the right token 1 − ε on top of its share ε / (V − 2)",
+        "the right token's entry of q is exactly 1 − ε: ε is shared by the V − 2 tokens that "
+        "are neither right nor <pad>, so that q adds up to 1.",
+        lambda logits, target, eps, pad_id: _smoothed(
+            logits, target, eps, pad_id, right=1 - eps + eps / (logits.shape[-1] - 2)
+        ),
+    ),
+    Mistake(
         "shared ε among every token but <pad>, the right one included",
         "the right token gets exactly 1 − ε here, no share of ε on top: ε is shared by the "
         "V − 2 tokens that are neither right nor <pad>.",
@@ -212,6 +228,14 @@ MISTAKES = (
         "KL(q ‖ p) is the cross-entropy minus the entropy of q: the two agree only for ε = 0. "
         "The exercise asks for the cross-entropy, whose floor is q's entropy.",
         _kl,
+    ),
+    Mistake(
+        "used the raw logits as log-probabilities, without log_softmax",
+        "logits are log-probabilities plus a constant that differs from position to position: "
+        "only the log_softmax of a position's logits is log p, whose exponentials add up to 1.",
+        lambda logits, target, eps, pad_id: _loss(
+            logits, target, pad_id, _q(logits, target, eps, pad_id)
+        ),
     ),
     Mistake(
         "left out the minus sign",

@@ -4,10 +4,10 @@ that puts them together (:mod:`.sampler`) and, optional, greedy generation with 
 (:mod:`.cached_generation`).
 
 Each exercise lists the mistakes learners make on it (``MISTAKES``, in :mod:`.block_mistakes`,
-:mod:`.sampler_mistakes` and :mod:`.cache_mistakes` for the three with runs of their own),
+:mod:`.temperature_mistakes`, :mod:`.sampler_mistakes` and :mod:`.cache_mistakes` for four),
 written as a learner would write them; a failing answer that behaves as one of them is told
-which (:mod:`.several`: one of two made at once). Every check runs on one thread
-(:mod:`.threads`). Notebook 10.
+which (:mod:`.several`: one of two made at once, or one seen in how the shapes behave). Every
+check runs on one thread (:mod:`attnlib.checks._threads`). Notebook 10.
 """
 
 from attnlib.checks.nb10_gpt.block import check_my_gpt_block

@@ -3,14 +3,16 @@
 attnlib's weights (random, LayerNorms too, so that every wrong wiring differs) are loaded into
 the learner's block; both run in float64, in eval mode on two cases and in training mode on a
 third, each call after the same seed, so that the dropout masks of a right block are attnlib's
-own. A wrong block is named by running each usual mistake (:mod:`.block_mistakes`) with the
-same weights on the same cases: the first that computes what the learner's block computed.
+own. One case's caller passes a mask that blocks more than the future (a sliding window): a
+block uses the mask it is given. A wrong block is named by running each usual mistake
+(:mod:`.block_mistakes`) with the same weights on the same cases: the first that computes what
+the learner's block computed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 from torch import nn
@@ -34,8 +36,8 @@ from attnlib.checks._framework import (
     task_of,
 )
 from attnlib.checks._run import Outcome, same_behaviour
+from attnlib.checks._threads import one_thread
 from attnlib.checks.nb10_gpt.block_mistakes import MISTAKES
-from attnlib.checks.nb10_gpt.threads import one_thread
 from attnlib.gpt import GPTBlock, GPTConfig
 from attnlib.masks import causal_mask
 
@@ -78,19 +80,22 @@ class BlockCase:
     description: str
     x: torch.Tensor  # (B, T, C)
     training: bool
+    window: int | None = None  # the caller's mask also blocks keys this many places back
 
     @property
     def mask(self) -> torch.Tensor:
-        return causal_mask(self.x.shape[1])  # (T, T), True = may attend
+        causal = causal_mask(self.x.shape[1])  # (T, T), True = may attend
+        return causal if self.window is None else causal.triu(1 - self.window)
 
 
 def cases() -> list[BlockCase]:
     g = fixed_generator()
-    specs = [("one sequence of 5", 1, 5, False), ("a batch of 3 sequences of 7", 3, 7, False)]
-    specs.append(("a batch of 2 sequences of 6 in training mode (dropout on)", 2, 6, True))
+    window = "a batch of 3 sequences of 7 under a mask that lets each see itself and 2 before it"
+    specs = [("one sequence of 5", 1, 5, False, None), (window, 3, 7, False, 3)]
+    specs.append(("a batch of 2 sequences of 6 in training mode (dropout on)", 2, 6, True, None))
     return [
-        BlockCase(description, randn64(batch, length, CONFIG.d_model, generator=g), training)
-        for description, batch, length, training in specs
+        BlockCase(description, randn64(batch, length, CONFIG.d_model, generator=g), training, w)
+        for description, batch, length, training, w in specs
     ]
 
 
@@ -181,7 +186,7 @@ def _property_problem(block: nn.Module, case: BlockCase) -> str | None:
             return "two calls in eval mode gave different outputs: something random is still on"
     changed = case.x.clone()
     changed[:, -1] = 2.0 * changed[:, -1].flip(-1)
-    later = run(block, BlockCase(case.description, changed, case.training))
+    later = run(block, replace(case, x=changed))
     if first.error is None and later.error is None and isinstance(first.value, (tuple, list)):
         before, after = first.value[0][:, :-1], later.value[0][:, :-1]
         moved = ~torch.isclose(before, after, atol=TOLERANCE[0], rtol=TOLERANCE[1])

@@ -15,6 +15,7 @@ from attnlib.checks.nb10_gpt.block_wirings import (
     DropoutOnAttentionOnly,
     DropoutOnFeedForwardOnly,
     DropoutOnTheInput,
+    DropoutOnTheOutput,
     DropoutOnTheSum,
     FeedForwardReadsInput,
     MaskIgnored,
@@ -30,6 +31,7 @@ from attnlib.checks.nb10_gpt.block_wirings import (
     NormsSwapped,
     NoWeights,
     OtherNames,
+    OwnCausalMask,
     PairSwapped,
     PostNorm,
     TorchAttention,
@@ -142,6 +144,12 @@ MISTAKES = (
         MaskIgnored,
     ),
     _m(
+        "built its own causal mask instead of using the mask it was given",
+        "the caller builds the mask once and passes it to every block: with a KV cache it is "
+        "(T, T_cached + T), and a caller may block more than the future. A block uses it as it is.",
+        OwnCausalMask,
+    ),
+    _m(
         "built the feed-forward network with FeedForward's default activation (ReLU), not GELU",
         "attnlib's GPT block uses GELU, as GPT-2 does; the weights it trained expect it.",
         built(activation="relu"),
@@ -181,6 +189,12 @@ MISTAKES = (
         "dropout on the sum also drops parts of the stream that flows past the sublayer, so "
         "the residual path no longer carries the input intact.",
         DropoutOnTheSum,
+    ),
+    _m(
+        "applied dropout once, to the block's output, instead of to each sublayer's output",
+        "dropout on the output also drops parts of the stream that flows past both sublayers; "
+        "each sublayer's own output passes through dropout before it is added.",
+        DropoutOnTheOutput,
     ),
     _m(
         "applied dropout to the sublayers' inputs instead of their outputs",

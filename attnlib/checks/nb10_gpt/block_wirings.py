@@ -13,6 +13,7 @@ from torch import nn
 
 from attnlib.feed_forward import FeedForward
 from attnlib.gpt import GPTConfig
+from attnlib.masks import causal_mask
 from attnlib.multi_head import MultiHeadAttention
 
 
@@ -121,6 +122,18 @@ class MaskInverted(Parts):
 class MaskIgnored(Parts):
     def forward(self, x, mask):  # type: ignore[no-untyped-def]
         return super().forward(x, None)
+
+
+class OwnCausalMask(Parts):
+    def forward(self, x, mask):  # type: ignore[no-untyped-def]
+        return super().forward(x, causal_mask(x.shape[1]))  # not the caller's
+
+
+class DropoutOnTheOutput(Parts):
+    def forward(self, x, mask):  # type: ignore[no-untyped-def]
+        a, weights = self.attention(self.norm_1(x), mask=mask)
+        h = x + a
+        return self.dropout(h + self.feed_forward(self.norm_2(h))), weights
 
 
 class NoWeights(Parts):

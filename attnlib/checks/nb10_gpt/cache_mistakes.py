@@ -97,6 +97,24 @@ def recomputes_with_blocks(gpt: GPT, idx: Tensor, n: int) -> Tensor:
     return idx
 
 
+@torch.no_grad()
+def one_cache_for_all_layers(gpt: GPT, idx: Tensor, n: int, mask_per_block: bool = True) -> Tensor:
+    """One KVCache that every block appends to, as if the model had a single layer."""
+    cache, new = KVCache(), idx
+    for _ in range(n):
+        length = new.shape[1]
+        before = idx.shape[1] - length  # the new tokens' places in the text
+        x = gpt.token_embedding(new) + gpt.position_embedding(torch.arange(before, idx.shape[1]))
+        mask = causal_mask(length, len(cache) + length)
+        for block in gpt.blocks:
+            if mask_per_block:  # the cache has grown by the block before
+                mask = causal_mask(length, len(cache) + length)
+            x, _ = block(x, mask, cache)
+        new = gpt.head(gpt.final_norm(x[:, -1])).argmax(dim=-1, keepdim=True)
+        idx = torch.cat([idx, new], dim=1)
+    return idx
+
+
 def only_new_tokens(gpt: GPT, idx: Tensor, n: int) -> Tensor:
     return cached_loop(gpt, idx, n)[:, idx.shape[1] :]
 
@@ -105,6 +123,7 @@ def _with(**mistake: object) -> Generate:
     return lambda gpt, idx, n: cached_loop(gpt, idx, n, **mistake)  # type: ignore[arg-type]
 
 
+ONE_CACHE = "used one cache for every layer instead of one per layer"
 NOT_KEPT, NOT_APPENDED, WHOLE_TEXT = (
     "emptied the caches after each step",
     "never kept the new tokens' keys and values: each step saw the prompt and itself only",
@@ -190,6 +209,18 @@ MISTAKES = (
         "shape (B, T): each needs a column of its own, (B, 1).",
         _with(keepdim=False),
     ),
+    Mistake(
+        ONE_CACHE,
+        "each layer projects its own keys and values from its own input: with one cache for "
+        "all, a layer's queries attend to the keys of every layer, not of its own.",
+        one_cache_for_all_layers,
+    ),
+    Mistake(
+        "generated n − 1 new tokens: the loop stops one step early",
+        "the result holds the prompt and n new tokens, (B, T + n): the loop runs n steps, the "
+        "first on the prompt and one for each token after it.",
+        lambda gpt, idx, n: cached_loop(gpt, idx, n - 1),
+    ),
     ONLY_NEW,
     NO_CACHE,
 )
@@ -200,4 +231,5 @@ VARIANTS: dict[str, tuple[Generate, ...]] = {
     NOT_KEPT: (_with(keep="nothing", position="after the cache"),),
     NOT_APPENDED: (_with(keep="prompt", position="after the cache"),),
     WHOLE_TEXT: (_with(feed="whole", position="after the cache"),),
+    ONE_CACHE: (lambda gpt, idx, n: one_cache_for_all_layers(gpt, idx, n, mask_per_block=False),),
 }

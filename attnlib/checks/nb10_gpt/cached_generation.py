@@ -31,8 +31,8 @@ from attnlib.checks._exercise import (
 )
 from attnlib.checks._framework import CheckResult, fixed_generator, randn64, task_of
 from attnlib.checks._run import Outcome, same_behaviour
+from attnlib.checks._threads import one_thread
 from attnlib.checks.nb10_gpt.cache_mistakes import MISTAKES, NO_CACHE, ONLY_NEW, VARIANTS
-from attnlib.checks.nb10_gpt.threads import one_thread
 from attnlib.gpt import GPT, GPTConfig
 
 CONFIG = GPTConfig(vocab_size=13, max_len=24, d_model=16, num_heads=2, num_layers=2, dropout=0.0)
@@ -183,6 +183,11 @@ def _same_tokens(generate: Callable[..., torch.Tensor], model: GPT, runs: list[R
     return True
 
 
+def _only_new(outcome: Outcome, n: int) -> bool:
+    got = outcome.value
+    return isinstance(got, torch.Tensor) and got.dim() == 2 and got.shape[1] == n
+
+
 def _recognise(model: GPT, runs: list[Run]) -> Mistake | None:
     """The first mistake, made in any of its usual ways, whose tokens are the learner's on every
     case (the same error where the learner's raised)."""
@@ -229,9 +234,9 @@ def check_my_generate_cached(fn: Callable[[GPT, torch.Tensor, int], torch.Tensor
         if any(problems):
             first = next(i for i, p in enumerate(problems) if p)
             _, n, outcome = runs[first]
-            got = outcome.value
-            only_new = isinstance(got, torch.Tensor) and got.dim() == 2 and got.shape[1] == n
-            mistake = ONLY_NEW if only_new else _recognise(model, runs)
+            mistake = _recognise(model, runs)
+            if mistake is None and all(_only_new(o, k) for _, k, o in runs):
+                mistake = ONLY_NEW  # the shape of the new tokens alone, whatever they are
             return failed(ex, fn, f"case '{counts[first][0]}'", str(problems[first]), mistake)
     for description, length, n, counted in counts:
         if min(counted) == 0:

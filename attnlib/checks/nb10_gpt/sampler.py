@@ -32,8 +32,8 @@ from attnlib.checks._exercise import (
     register,
 )
 from attnlib.checks._framework import CheckResult, vec
+from attnlib.checks._threads import one_thread
 from attnlib.checks.nb10_gpt import sampler_mistakes as wrong
-from attnlib.checks.nb10_gpt.threads import one_thread
 from attnlib.sampling import next_token_probs, sample_next_token
 
 DRAWS = 20_000  # draws per case
@@ -94,7 +94,9 @@ class SamplingCase:
 
 
 # Logits in a shuffled vocabulary order (the largest is token 2), with no ties; probabilities
-# whose running totals stay at least 0.01 away from every top_p below.
+# whose running totals stay at least 0.01 away from every top_p below. At temperature 3 the
+# nucleus of the tokens top-k 3 keeps (2 tokens), that of the whole distribution cut to 3 (top-p
+# before top-k) and that of the whole distribution (top-k left out) all differ.
 LOGITS = vec(0.5, -1.0, 2.0, 0.0, -3.0, 1.0)
 NUCLEUS_LOGITS = vec(0.10, 0.40, 0.05, 0.25, 0.20).log()  # sorted: 0.40, 0.25, 0.20, …
 
@@ -105,7 +107,7 @@ CASES = (
     SamplingCase("top-k 3", LOGITS, 1.0, top_k=3),
     SamplingCase("top-p 0.8", NUCLEUS_LOGITS, 1.0, top_p=0.8),
     SamplingCase("top-p 0.7 at temperature 0.5", NUCLEUS_LOGITS, 0.5, top_p=0.7),
-    SamplingCase("top-k 4, then top-p 0.78", LOGITS, 1.0, top_k=4, top_p=0.78),
+    SamplingCase("top-k 3, then top-p 0.71, at temperature 3", LOGITS, 3.0, top_k=3, top_p=0.71),
     SamplingCase("temperature 0 (greedy)", LOGITS, 0.0),
 )
 
@@ -182,6 +184,19 @@ def _raised_like(
             if type(theirs) is type(error) and _fits(mistake, seen, delta):
                 return mistake
     return None
+
+
+def _one_token_for_all(fn: Callable[..., object], case: SamplingCase) -> bool:
+    """Whether, seed after seed, every row gets the same token, though not always the same."""
+    rows, firsts = case.logits.expand(64, -1).clone(), set()
+    for seed in range(20):
+        g = torch.Generator().manual_seed(seed)
+        try:
+            drawn = torch.as_tensor(fn(rows.clone(), case.temperature, case.top_k, case.top_p, g))
+            firsts.add(int(drawn.flatten()[0]) if bool((drawn == drawn.flatten()[0]).all()) else -1)
+        except Exception:  # not a tensor of ids: not this mistake
+            return False
+    return len(firsts) > 1 and -1 not in firsts
 
 
 def _counts(drawn: object, case: SamplingCase) -> tuple[torch.Tensor | None, str | None]:
@@ -264,7 +279,9 @@ def _check(fn: Callable[..., object], seed: int) -> CheckResult:
             problem = (
                 f"{misfit}.\n  Expected frequencies: {expected}\n  Your frequencies:     {yours}"
             )
-            return failed(SAMPLER, fn, where, problem, _diagnose(seen, delta))
+            one = int((counts > 0).sum()) == 1 and _one_token_for_all(fn, case)
+            mistake = wrong.FIRST_ROW_ONLY if one else _diagnose(seen, delta)
+            return failed(SAMPLER, fn, where, problem, mistake)
     if _ignores_generator(fn):
         problem = "the same seed gave different tokens (or different seeds the same tokens)"
         return failed(SAMPLER, fn, "the generator", problem, wrong.WITHOUT_GENERATOR)

@@ -64,7 +64,7 @@ def weights(
         kept = weights(z, t, None, p) > 0
         return weights(z.masked_fill(~kept, -torch.inf), t, k, None)
     z = {"divide": z / t, "multiply": z * t, "ignore": z}[scale]
-    if k is not None and k_on == "logits":
+    if k is not None and (k_on == "logits" or (k_on == "unless top-p" and p is None)):
         z = top_k(z, k, k_offset)
     probs = torch.softmax(z, dim=softmax_dim)
     if k is not None and k_on == "probabilities":  # dropped, but not renormalised
@@ -105,6 +105,15 @@ def without_generator(
 
 def always_greedy(logits: Tensor, t: float, k: int | None, p: float | None, g: Generator) -> Tensor:
     return logits.argmax(dim=-1, keepdim=True)
+
+
+def first_row_only(
+    logits: Tensor, t: float, k: int | None, p: float | None, g: Generator
+) -> Tensor:
+    if t == 0:
+        return logits.argmax(dim=-1, keepdim=True)
+    token = torch.multinomial(weights(logits, t, k, p)[0], 1, generator=g)  # (1,): row 0's
+    return token.expand(logits.shape[0], 1)
 
 
 def from_logits(logits: Tensor, t: float, k: int | None, p: float | None, g: Generator) -> Tensor:
@@ -172,6 +181,12 @@ _SPECS: list[tuple[str, str, dict[str, object]]] = [
         {"p_when": "before top-k"},
     ),
     (
+        "applied top-k only when top_p was not given (top-k or top-p, never both)",
+        "with both given, top-p picks its nucleus among the tokens top-k kept: top-k removes "
+        "the unlikely tokens first, whatever top_p is.",
+        {"k_on": "unless top-p"},
+    ),
+    (
         "top_k was never applied",
         "with top_k given, only the top_k largest logits of each row may be drawn.",
         {"k_on": "never"},
@@ -199,6 +214,12 @@ GREEDY_WITHOUT_COLUMN = Mistake(
     "like the prompt's (B, T); argmax drops the dimension unless told to keep it.",
     greedy_without_column,
 )
+FIRST_ROW_ONLY = Mistake(
+    "drew one token, from the first row, instead of one per row",
+    "logits holds a batch of rows, one next-token distribution each: every row draws its own "
+    "token, so a batch of identical rows gives tokens that vary from row to row.",
+    first_row_only,
+)
 WITHOUT_GENERATOR = Mistake(
     "drew without the generator it was given",
     "the same seed must give the same tokens: torch.multinomial draws from the global "
@@ -221,6 +242,7 @@ MISTAKES = (
         from_logits,
     ),
     GREEDY_WITHOUT_COLUMN,
+    FIRST_ROW_ONLY,
     WITHOUT_GENERATOR,
 )
 DISTRIBUTIONS["always took the most likely token, at every temperature"] = lambda z, t, k, p: (

@@ -17,7 +17,7 @@ import attnlib
 from attnlib.checks._calls import Forbidden
 from attnlib.checks._exercise import Exercise, Mistake, checker_of, register
 from attnlib.checks._framework import Case, CheckResult, fixed_generator
-from attnlib.checks.nb10_gpt.several import check_naming_several
+from attnlib.checks.nb10_gpt.several import ByShape, check_naming_several
 
 Tensor = torch.Tensor
 INF = float("inf")
@@ -72,6 +72,35 @@ def _one_past(z: Tensor, k: int) -> Tensor:
     return z.masked_fill(z < kth, -INF)
 
 
+def _two_d(z: Tensor, k: int) -> Tensor:
+    values, indices = z.topk(k, dim=1)  # (B, k): the columns are the vocabulary
+    return torch.full_like(z, -INF).scatter(1, indices, values)
+
+
+def _in_place(z: Tensor, k: int) -> Tensor:
+    z[z < _kth(z, k)] = -INF
+    return z
+
+
+ONE_THRESHOLD = Mistake(
+    "used one threshold for the whole batch instead of one per row",
+    "each row is its own next-token distribution: a row of large logits keeps more than "
+    "k and a row of small ones fewer when they share a threshold.",
+    lambda z, k: z.masked_fill(z < _kth(z, k).min(), -INF),
+)
+TWO_D_ONLY = Mistake(
+    "assumed a 2-D batch (B, V): dimensions or indices fixed for two dimensions",
+    "the logits may have any shape (..., V), a single row (V,) or a (B, T, V) tensor: only the "
+    "last dimension is the vocabulary, whatever comes before it.",
+    _two_d,
+)
+IN_PLACE = Mistake(
+    "wrote -inf into the caller's logits in place",
+    "the logits are not yours to change: the caller still holds them (to show the whole "
+    "distribution, or to filter again with another k) and finds them cut.",
+    _in_place,
+)
+
 MISTAKES = (
     Mistake(
         "removed the logits at or below the k-th largest, which drops the k-th largest itself",
@@ -115,12 +144,7 @@ MISTAKES = (
         "instead of k.",
         _ascending,
     ),
-    Mistake(
-        "used one threshold for the whole batch instead of one per row",
-        "each row is its own next-token distribution: a row of large logits keeps more than "
-        "k and a row of small ones fewer when they share a threshold.",
-        lambda z, k: z.masked_fill(z < _kth(z, k).min(), -INF),
-    ),
+    ONE_THRESHOLD,
     Mistake(
         "took each row's k-th largest without keeping its dimension",
         "the thresholds have shape (B,) instead of (B, 1) and broadcast along the columns: a "
@@ -140,12 +164,21 @@ MISTAKES = (
         lambda z, k: z.masked_fill(z < z.topk(k, dim=0).values[-1:], -INF),
     ),
     Mistake(
+        "removed the k largest logits and kept the others (the mask the wrong way round)",
+        "masked_fill fills where its mask is True: the mask must mark the logits to remove, "
+        "those below the k-th largest, not those to keep.",
+        lambda z, k: z.masked_fill(z >= _kth(z, k), -INF),
+    ),
+    Mistake(
         "returned the k largest values themselves instead of the whole row",
         "the result keeps the vocabulary: shape (..., V), the kept logits in their places "
         "and -inf in the others, so that a softmax after it still knows which token is which.",
         lambda z, k: z.topk(k, dim=-1).values,
     ),
+    TWO_D_ONLY,
+    IN_PLACE,
 )
+BY_SHAPE = ByShape(rows_mixed=ONE_THRESHOLD, two_d_only=TWO_D_ONLY, in_place=IN_PLACE)
 
 
 def _cases() -> list[Case]:
@@ -174,4 +207,6 @@ def check_my_top_k_logits(fn: Callable[[Tensor, int], Tensor]) -> CheckResult:
     Shapes:
         logits: ``(..., V)`` with ``1 ≤ k ≤ V``; returns ``(..., V)``.
     """
-    return check_naming_several(TOP_K, fn, _cases(), MISTAKES, forbidden=TOP_K_IMPLEMENTATIONS)
+    return check_naming_several(
+        TOP_K, fn, _cases(), MISTAKES, forbidden=TOP_K_IMPLEMENTATIONS, by_shape=BY_SHAPE
+    )

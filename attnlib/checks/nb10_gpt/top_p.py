@@ -20,7 +20,7 @@ from attnlib.checks._calls import Forbidden
 from attnlib.checks._exercise import Exercise, Mistake, checker_of, register
 from attnlib.checks._framework import Case, CheckResult, fixed_generator, vec
 from attnlib.checks.nb10_gpt.distributions import rows_are_distributions
-from attnlib.checks.nb10_gpt.several import check_naming_several
+from attnlib.checks.nb10_gpt.several import ByShape, check_naming_several
 
 Tensor = torch.Tensor
 
@@ -105,6 +105,60 @@ def _ascending(probs: Tensor, top_p: float) -> Tensor:
     return _renormalised(_keep_in_place(probs, order, total - ranked < top_p))
 
 
+def _one_past(probs: Tensor, top_p: float) -> Tensor:
+    ranked, order, total = _ranked(probs)
+    n_keep = (total < top_p).sum(dim=-1, keepdim=True) + 1  # how many the nucleus holds
+    ranks = torch.arange(probs.shape[-1]).expand_as(ranked)
+    return _renormalised(_keep_in_place(probs, order, ranks <= n_keep))
+
+
+def _one_nucleus(probs: Tensor, top_p: float) -> Tensor:
+    ranked, order = probs.flatten().sort(descending=True)  # every row's tokens together
+    keep_ranked = ranked.cumsum(0) - ranked < top_p
+    keep = torch.zeros_like(keep_ranked).scatter(0, order, keep_ranked)
+    return _renormalised(probs * keep.reshape(probs.shape))
+
+
+def _row_by_row(probs: Tensor, top_p: float) -> Tensor:
+    out = torch.zeros_like(probs)
+    for i in range(probs.shape[0]):  # one row of the (B, V) batch at a time
+        ranked, order = probs[i].sort(descending=True)
+        total = 0.0
+        for p, j in zip(ranked.tolist(), order.tolist(), strict=True):
+            out[i, j] = p
+            total += p
+            if total >= top_p:
+                break
+        out[i] = out[i] / out[i].sum()
+    return out
+
+
+def _in_place(probs: Tensor, top_p: float) -> Tensor:
+    ranked, order, total = _ranked(probs)
+    probs[torch.zeros_like(order, dtype=torch.bool).scatter(-1, order, total - ranked >= top_p)] = 0
+    probs /= probs.sum(dim=-1, keepdim=True)
+    return probs
+
+
+ONE_NUCLEUS = Mistake(
+    "built one nucleus for the whole batch instead of one per row",
+    "each row is its own next-token distribution with its own nucleus: ranked together, the "
+    "rows of a sure model take all the places and a row of an unsure one may keep nothing.",
+    _one_nucleus,
+)
+TWO_D_ONLY = Mistake(
+    "assumed a 2-D batch (B, V): dimensions or indices fixed for two dimensions",
+    "the probabilities may have any shape (..., V), a single row (V,) or a (B, T, V) tensor: "
+    "only the last dimension is the vocabulary, whatever comes before it.",
+    _row_by_row,
+)
+IN_PLACE = Mistake(
+    "zeroed and renormalised the caller's probabilities in place",
+    "the probabilities are not yours to change: the caller still holds them (to show the "
+    "whole distribution, or to cut again with another top_p) and finds them cut.",
+    _in_place,
+)
+
 MISTAKES = (
     Mistake(
         "kept the tokens whose running total stays within top_p, which drops the token that "
@@ -113,6 +167,13 @@ MISTAKES = (
         "total cross top_p belongs to it (and when the likeliest token alone holds more than "
         "top_p, nothing would be left at all).",
         _drops_crossing,
+    ),
+    Mistake(
+        "kept one token more than the nucleus: the one after the token that carries the total "
+        "past top_p",
+        "the nucleus ends with the token whose probability carries the total past top_p: the "
+        "tokens after it are the tail the filter is there to cut.",
+        _one_past,
     ),
     Mistake(
         "left the kept probabilities in sorted order instead of at their tokens",
@@ -161,7 +222,11 @@ MISTAKES = (
         "0.8 the worked example keeps three tokens none of which has 0.8 alone.",
         lambda p, top_p: _renormalised(p * (p >= top_p)),
     ),
+    ONE_NUCLEUS,
+    TWO_D_ONLY,
+    IN_PLACE,
 )
+BY_SHAPE = ByShape(rows_mixed=ONE_NUCLEUS, two_d_only=TWO_D_ONLY, in_place=IN_PLACE)
 
 
 def _cases() -> list[Case]:
@@ -206,4 +271,5 @@ def check_my_top_p_probs(fn: Callable[[Tensor, float], Tensor]) -> CheckResult:
         properties=(rows_are_distributions(),),
         atol=1e-7,
         rtol=1e-6,
+        by_shape=BY_SHAPE,
     )

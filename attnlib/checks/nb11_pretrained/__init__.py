@@ -3,11 +3,13 @@
 cosine (:mod:`.search`), and the capstone's modules, which run MiniLM's weights: a LayerNorm
 (:mod:`.layer_norm`), multi-head attention with a padding mask (:mod:`.attention`), the GELU
 feed-forward network (:mod:`.feed_forward`) and the post-norm encoder layer
-(:mod:`.encoder_layer`, with :mod:`.minilm_layers`).
+(:mod:`.encoder_layer`, with :mod:`.encoder_layer_mistakes` and :mod:`.minilm_layers`).
 
 Each exercise lists the mistakes learners make on it (``MISTAKES``), written as a learner would
 write them (a function, or for the capstone a class); a failing answer that behaves as one of
-them on every case is told which. Notebook 11.
+them on every case is told which. A few are named by what the cases' outputs cannot show
+(:mod:`._after`): an input edited in place, parameters under other names, a LayerNorm that does
+not start at ones and zeros, code for one (T, T) matrix only. Notebook 11.
 """
 
 from attnlib.checks.nb11_pretrained.attention import check_bert_attention

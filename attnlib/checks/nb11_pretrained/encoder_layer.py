@@ -5,7 +5,8 @@ The check runs in three stages. First, the class of each part the layer builds (
 cases, so that a mistake in Exercises 4–6 is named there and not blamed on the wiring. Then the
 layer runs on small float64 cases (post-norm against attnlib's :class:`attnlib.EncoderLayer`,
 with an eps of 0.5 and of 1e-12, padding, three and four heads), and a wiring mistake is named.
-Last, six of the learner's layers run MiniLM's weights (:mod:`.minilm_layers`).
+Last, six of the learner's layers run MiniLM's weights (:mod:`.minilm_layers`). The usual
+wiring mistakes are in :mod:`.encoder_layer_mistakes`.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from torch import nn
 
 import attnlib
 from attnlib.checks._calls import CallWatch, Forbidden
-from attnlib.checks._exercise import Exercise, Mistake, checker_of, register
+from attnlib.checks._exercise import Exercise, checker_of, register
 from attnlib.checks._framework import CheckResult, fixed_generator
 from attnlib.checks.nb11_pretrained import attention, feed_forward, layer_norm, minilm_layers
 from attnlib.checks.nb11_pretrained._modules import (
@@ -29,6 +30,7 @@ from attnlib.checks.nb11_pretrained._modules import (
     report,
     task_of_class,
 )
+from attnlib.checks.nb11_pretrained.encoder_layer_mistakes import MISTAKES
 from attnlib.course import own_encoder
 
 Tensor = torch.Tensor
@@ -74,130 +76,6 @@ PARTS: tuple[tuple[str, ModuleType, int], ...] = (
     ("norm_1", layer_norm, 4),
     ("feed_forward", feed_forward, 6),
     ("norm_2", layer_norm, 4),
-)
-
-
-class _Layer(nn.Module):
-    """The parts every mistake below keeps, right ones written as a learner would (a part's
-    mistakes are named by its own exercise's check, which runs first)."""
-
-    def __init__(self, d_model: int, num_heads: int, d_ff: int, eps: float) -> None:
-        super().__init__()
-        self.self_attention = attention.RightAttention(d_model, num_heads)
-        self.norm_1 = layer_norm.RightLayerNorm(d_model, eps)
-        self.feed_forward = feed_forward.RightFeedForward(d_model, d_ff)
-        self.norm_2 = layer_norm.RightLayerNorm(d_model, eps)
-
-    def attend(self, x: Tensor, token_mask: Tensor) -> tuple[Tensor, Tensor]:
-        return self.self_attention(x, token_mask)
-
-
-def _pre_norm(layer: _Layer, x: Tensor, m: Tensor) -> tuple[Tensor, Tensor]:
-    a, w = layer.attend(layer.norm_1(x), m)
-    h = x + a
-    return h + layer.feed_forward(layer.norm_2(h)), w
-
-
-def _norm_inside(layer: _Layer, x: Tensor, m: Tensor) -> tuple[Tensor, Tensor]:
-    a, w = layer.attend(x, m)
-    h = x + layer.norm_1(a)
-    return h + layer.norm_2(layer.feed_forward(h)), w
-
-
-def _post(
-    layer: _Layer, x: Tensor, m: Tensor, *, residual_1: bool = True, residual_2: str = "h",
-    norms: tuple[str, str] = ("norm_1", "norm_2"), ffn_input: str = "h",
-    normalise_first: bool = False, pair: bool = True,
-) -> object:  # fmt: skip
-    """A post-norm layer, right or with one slip."""
-    a, w = layer.attend(layer.norm_1(x) if normalise_first else x, m)
-    h = getattr(layer, norms[0])(x + a if residual_1 else a)
-    f = layer.feed_forward(h if ffn_input == "h" else x)
-    y = getattr(layer, norms[1])({"h": h, "x": x, "none": 0}[residual_2] + f)
-    return (y, w) if pair else y
-
-
-def _slip(**slips: object) -> type:
-    """A learner's MyEncoderLayer wired with one slip."""
-    return type(
-        "MyEncoderLayer", (_Layer,), {"forward": lambda layer, x, m: _post(layer, x, m, **slips)}
-    )
-
-
-class _FixedEps(_Layer):
-    def __init__(self, d_model: int, num_heads: int, d_ff: int, eps: float) -> None:
-        super().__init__(d_model, num_heads, d_ff, 1e-5)  # eps left out
-
-    def forward(self, x: Tensor, token_mask: Tensor) -> object:
-        return _post(self, x, token_mask)
-
-
-MISTAKES = (
-    Mistake(
-        "wired the layer pre-norm, x + f(LN(x))",
-        "pre-norm is GPT's order (notebook 10); BERT normalises the sum, LN(x + f(x)), and "
-        "MiniLM's weights were trained that way.",
-        type("MyEncoderLayer", (_Layer,), {"forward": _pre_norm}),
-    ),
-    Mistake(
-        "normalised the sublayer's output before adding the residual, x + LN(f(x))",
-        "post-norm normalises the sum of the residual and the sublayer: the residual must be "
-        "inside the norm.",
-        type("MyEncoderLayer", (_Layer,), {"forward": _norm_inside}),
-    ),
-    Mistake(
-        "left out the residual around the self-attention",
-        "norm_1 gets x plus the attention's output: without x, the token's own vector is lost "
-        "and only the mixture of the others goes on.",
-        _slip(residual_1=False),
-    ),
-    Mistake(
-        "left out the residual around the feed-forward network",
-        "norm_2 gets h plus the network's output: each sublayer adds to what it was given.",
-        _slip(residual_2="none"),
-    ),
-    Mistake(
-        "swapped norm_1 and norm_2",
-        "each norm has its own trained weight and bias: norm_1 follows the attention, norm_2 "
-        "the feed-forward network.",
-        _slip(norms=("norm_2", "norm_1")),
-    ),
-    Mistake(
-        "used norm_1 for both sublayers",
-        "the second sum is normalised by norm_2, whose trained weight and bias differ from "
-        "norm_1's.",
-        _slip(norms=("norm_1", "norm_1")),
-    ),
-    Mistake(
-        "fed the feed-forward network x instead of h",
-        "the second block works on the first block's result h, not on the layer's input: the "
-        "two blocks run one after the other.",
-        _slip(ffn_input="x"),
-    ),
-    Mistake(
-        "added the layer's input x, not h, around the feed-forward network",
-        "each residual adds its own sublayer's input: the second one is h, the first block's "
-        "result.",
-        _slip(residual_2="x"),
-    ),
-    Mistake(
-        "normalised x before the attention as well as after",
-        "post-norm normalises only the sums: the attention gets x itself (MiniLM's input "
-        "embeddings are already normalised once, by the embedding LayerNorm).",
-        _slip(normalise_first=True),
-    ),
-    Mistake(
-        "returned only y, not the pair (y, weights)",
-        "forward returns the layer's output and the self-attention's weights, as attnlib's "
-        "layers do.",
-        _slip(pair=False),
-    ),
-    Mistake(
-        "built the LayerNorms without the eps the layer was given",
-        "MiniLM's eps is 1e-12; a LayerNorm left at another value (PyTorch's 1e-5) moves the "
-        "model visibly (section 2). Pass the layer's eps to both norms.",
-        type("MyEncoderLayer", (_FixedEps,), {}),
-    ),
 )
 
 

@@ -4,7 +4,8 @@ Expected outputs come from :class:`attnlib.FeedForward` with ``activation="gelu"
 exact, erf GELU). The inputs are scaled by 3, so that the GELU sees values up to about ±10,
 where its approximations (tanh, sigmoid) and the slips in its formula all differ from it by far
 more than the tolerance; a 2-D input and another size show that the network works on every
-position alone.
+position alone, and a network as wide as its model (d_ff = d_model) what the weight matrices
+give untransposed. Linear maps built without biases are named as such.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import attnlib
 from attnlib.checks._calls import Forbidden
 from attnlib.checks._exercise import Exercise, Mistake, checker_of, register
 from attnlib.checks._framework import CheckResult, fixed_generator
+from attnlib.checks.nb11_pretrained._after import named_by_parameters
 from attnlib.checks.nb11_pretrained._modules import (
     ModuleCase,
     Verdict,
@@ -80,6 +82,36 @@ def _erf_gelu(a: Tensor) -> Tensor:
 # A right one, for the encoder layer's table of mistakes (Exercise 7) to be built from.
 RightFeedForward = _with(_erf_gelu)
 
+
+class _Untransposed(_FeedForward):
+    def forward(self, x: Tensor) -> Tensor:
+        a = x @ self.linear1.weight + self.linear1.bias
+        return _erf_gelu(a) @ self.linear2.weight + self.linear2.bias
+
+
+class _GeluTwice(_FeedForward):
+    def forward(self, x: Tensor) -> Tensor:
+        return _erf_gelu(self.linear2(_erf_gelu(self.linear1(x))))
+
+
+class _NoBiases(nn.Module):
+    def __init__(self, d_model: int, d_ff: int) -> None:
+        super().__init__()
+        self.linear1 = nn.Linear(d_model, d_ff, bias=False)
+        self.linear2 = nn.Linear(d_ff, d_model, bias=False)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.linear2(_erf_gelu(self.linear1(x)))
+
+
+# Named apart from the cases, by the parameters' names.
+NO_BIASES = Mistake(
+    "built the linear maps without biases",
+    "MiniLM's linear maps have biases (linear1.bias, linear2.bias) and the loader copies them "
+    "by name: nn.Linear has one unless it is built with bias=False.",
+    _NoBiases,
+)
+
 MISTAKES = (
     Mistake(
         "used the tanh approximation of GELU",
@@ -116,6 +148,25 @@ MISTAKES = (
         "the non-linearity acts on the wide, d_ff-dimensional vector, between linear1 and "
         "linear2; after linear2 the two maps again collapse into one.",
         _with(_erf_gelu, after=True),
+    ),
+    Mistake(
+        "applied GELU twice: to linear2's output too",
+        "the network's output is linear2's, as it is: the non-linearity acts once, on the wide "
+        "d_ff-dimensional vector between the two maps.",
+        _GeluTwice,
+    ),
+    Mistake(
+        "wrote ½(1 + erf(a)) / √2, with the √2 outside erf instead of dividing a inside it",
+        "Φ(a) = ½(1 + erf(a/√2)): the √2 scales the argument of erf; divided outside, Φ no "
+        "longer runs from 0 to 1.",
+        _with(lambda a: a * 0.5 * (1 + torch.erf(a)) / math.sqrt(2)),
+    ),
+    Mistake(
+        "multiplied by the weight matrices as they are (x @ W) instead of calling the linear "
+        "maps (x @ Wᵀ)",
+        "nn.Linear(a, b) stores its weight as (b, a) and computes x @ weightᵀ + bias: the "
+        "weight untransposed fits only when d_ff = d_model, and then gives other numbers.",
+        _Untransposed,
     ),
     Mistake(
         "wrote erf(a) instead of erf(a / √2)",
@@ -160,15 +211,19 @@ def cases() -> list[ModuleCase]:
         reference_case("a batch (2, 5, 8), d_ff = 16", randn(2, 5, 8), 16, g),
         reference_case("a 2-D input (4, 6), d_ff = 10", randn(4, 6), 10, g),
         reference_case("one position (1, 1, 4), d_ff = 12", randn(1, 1, 4), 12, g),
+        reference_case("a network as wide as its model (2, 3, 6), d_ff = 6", randn(2, 3, 6), 6, g),
     ]
 
 
 def verdict(cls: object) -> Verdict:
     """What the check finds for ``cls``, without recording it (the layer's check uses it)."""
-    return check_module(cls, cases(), MISTAKES, forbidden=FORBIDDEN)
+    all_cases = cases()
+    found = check_module(cls, all_cases, MISTAKES, forbidden=FORBIDDEN)
+    no_biases = frozenset({"linear1.weight", "linear2.weight"})
+    return named_by_parameters(found, cls, all_cases[0], {no_biases: NO_BIASES})
 
 
-@checker_of(FEED_FORWARD, MISTAKES)
+@checker_of(FEED_FORWARD, (*MISTAKES, NO_BIASES))
 def check_bert_feed_forward(cls: type) -> CheckResult:
     """Check ``MyFeedForward(d_model, d_ff)``: forward ``(..., d_model) -> (..., d_model)``."""
     return report(FEED_FORWARD, cls, verdict(cls))

@@ -3,8 +3,10 @@
 The cases show each mistake: rows of small variance with eps = 0.1 (where epsilon stands, and
 whether it is the one given, matters only there), constant vectors (no epsilon divides 0 by 0), a
 square input (a mean without ``keepdim`` broadcasts the wrong way instead of failing) and a 3-D
-input (dim 1 is not the last dimension). Every case has weights other than ones and zeros, so
-that a missing scale or shift shows.
+input (dim 1 is not the last dimension) and float32 rows of mean 100 and spread 0.1 (a variance
+computed as mean(x²) − mean(x)² cancels). Every case has weights other than ones and zeros, so
+that a missing scale or shift shows. Parameters named gamma and beta are named as such, and a
+right module whose weight and bias do not start at ones and zeros is told so.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from torch.nn import functional as F
 from attnlib.checks._calls import Forbidden
 from attnlib.checks._exercise import Exercise, Mistake, checker_of, register
 from attnlib.checks._framework import CheckResult, fixed_generator
+from attnlib.checks.nb11_pretrained._after import named_by_parameters, start_problem
 from attnlib.checks.nb11_pretrained._modules import (
     ModuleCase,
     Verdict,
@@ -82,6 +85,42 @@ def _scaled(n: _Norm, normed: Tensor) -> Tensor:
 
 # A right one, for the encoder layer's table of mistakes (Exercise 7) to be built from.
 RightLayerNorm = _norm(lambda n, x: _scaled(n, _centred(x) / (_var(x) + n.eps).sqrt()))
+
+
+class _GammaBeta(nn.Module):
+    def __init__(self, d_model: int, eps: float) -> None:
+        super().__init__()
+        self.gamma = nn.Parameter(torch.ones(d_model))
+        self.beta = nn.Parameter(torch.zeros(d_model))
+        self.eps = eps
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.gamma * _centred(x) / (_var(x) + self.eps).sqrt() + self.beta
+
+
+class _ZerosFirst(nn.Module):
+    def __init__(self, d_model: int, eps: float) -> None:
+        super().__init__()
+        self.weight = nn.Parameter(torch.zeros(d_model))
+        self.bias = nn.Parameter(torch.zeros(d_model))
+        self.eps = eps
+
+    forward = RightLayerNorm.forward
+
+
+# Named apart from the cases: by the parameters' names, and by a new module's starting values.
+GAMMA_BETA = Mistake(
+    "named the parameters gamma and beta instead of weight and bias",
+    "the loader copies MiniLM's LayerNorm weights by name into weight and bias, the names of "
+    "torch's nn.LayerNorm and of the checkpoint: under other names they do not load.",
+    _GammaBeta,
+)
+NOT_ONES = Mistake(
+    "did not start the weight at ones and the bias at zeros",
+    "a new LayerNorm must leave a normalised vector as it is (scale 1, shift 0) until training "
+    "moves it; with a weight of zeros every output starts as the bias, the same for every token.",
+    _ZerosFirst,
+)
 
 MISTAKES = (
     Mistake(
@@ -152,6 +191,19 @@ MISTAKES = (
         ),
     ),
     Mistake(
+        "computed the variance as mean(x²) − mean(x)², which cancels when the mean is large",
+        "when the mean is large and the spread small, mean(x²) and mean(x)² agree in almost "
+        "every digit float32 keeps, and their difference is rounding noise. Averaging the "
+        "squares of x − μ keeps those digits.",
+        _norm(
+            lambda n, x: _scaled(
+                n,
+                _centred(x)
+                / ((x * x).mean(-1, keepdim=True) - x.mean(-1, keepdim=True) ** 2 + n.eps).sqrt(),
+            )
+        ),
+    ),
+    Mistake(
         "added the shift before scaling",
         "LayerNorm scales the normalised vector by weight, then adds bias: weight · (x̂ + bias) "
         "scales the shift too.",
@@ -171,26 +223,48 @@ def reference_case(
     return ModuleCase(description, (x.shape[-1], eps), state, (x,), expected)
 
 
+def _float32_case(description: str, x: Tensor, eps: float, g: torch.Generator) -> ModuleCase:
+    """A float32 case, compared with float64's result at float32's precision."""
+    reference = nn.LayerNorm(x.shape[-1], eps=eps)
+    state = random_state(reference, g, dtype=torch.float32)
+    with torch.no_grad():
+        expected = reference(x.double())
+    return ModuleCase(
+        description, (x.shape[-1], eps), state, (x,), expected, dtype=torch.float32,
+        atol=1e-3, rtol=1e-3,
+    )  # fmt: skip
+
+
 def cases() -> list[ModuleCase]:
     g = fixed_generator()
     batch = 2.0 * torch.randn(2, 5, 8, generator=g, dtype=torch.float64) + 1.0
     quiet = 3.0 + 0.1 * torch.randn(3, 6, generator=g, dtype=torch.float64)  # variance ≈ 0.01
     constant = torch.tensor([[4.0], [-1.0]], dtype=torch.float64).expand(2, 8)  # variance 0
     square = torch.randn(4, 4, generator=g, dtype=torch.float64)
+    far = (100.0 + 0.1 * torch.randn(3, 16, generator=g)).float()  # the mean ≫ the spread
     return [
         reference_case("a batch (2, 5, 8), eps = 1e-5", batch, 1e-5, g),
         reference_case("rows of variance about 0.01, eps = 0.1", quiet, 0.1, g),
         reference_case("constant vectors (variance 0), eps = 1e-5", constant, 1e-5, g),
         reference_case("a square input (4, 4), eps = 0.01", square, 0.01, g),
+        _float32_case("float32 rows of mean 100 and spread 0.1, eps = 1e-12", far, 1e-12, g),
     ]
 
 
 def verdict(cls: object) -> Verdict:
     """What the check finds for ``cls``, without recording it (the layer's check uses it)."""
-    return check_module(cls, cases(), MISTAKES, forbidden=FORBIDDEN)
+    all_cases = cases()
+    found = check_module(cls, all_cases, MISTAKES, forbidden=FORBIDDEN)
+    found = named_by_parameters(
+        found, cls, all_cases[0], {frozenset({"gamma", "beta"}): GAMMA_BETA}
+    )
+    problem = start_problem(cls, (8, 0.1)) if found.kind == "passed" else None  # type: ignore[arg-type]
+    if problem is not None:
+        return Verdict("failed", where="as built", problem=problem, mistake=NOT_ONES)
+    return found
 
 
-@checker_of(LAYER_NORM, MISTAKES)
+@checker_of(LAYER_NORM, (*MISTAKES, GAMMA_BETA, NOT_ONES))
 def check_bert_layer_norm(cls: type) -> CheckResult:
     """Check ``MyLayerNorm(d_model, eps)``: forward ``(..., d_model) -> (..., d_model)``."""
     return report(LAYER_NORM, cls, verdict(cls))

@@ -3,7 +3,8 @@
 The share of a head is the mean weight that queries 2 … T put on the token just before them.
 The cases show each mistake: an exact previous-token head (the share is 1, not (T − 1)/T), a
 next-token head (the share is 0), uniform weights, a batch of layers and heads (the diagonal
-must be taken over the last two dimensions) and T = 2.
+must be taken over the last two dimensions) and T = 2. An answer right on every single
+(T, T) matrix and wrong on a batch of them is told that it indexed the leading dimensions.
 """
 
 from __future__ import annotations
@@ -13,9 +14,10 @@ from collections.abc import Callable
 import torch
 
 from attnlib.checks._calls import Forbidden
-from attnlib.checks._exercise import Exercise, Mistake, checker_of, register
+from attnlib.checks._exercise import Exercise, Mistake, checker_of, failed, register
 from attnlib.checks._framework import Case, CheckResult, fixed_generator
 from attnlib.checks._run import check_function
+from attnlib.checks.nb11_pretrained._after import only_two_d_right
 from attnlib.course import inspection
 
 Tensor = torch.Tensor
@@ -58,6 +60,25 @@ def _below(w: Tensor) -> Tensor:
 def _rows(w: Tensor) -> Tensor:
     return torch.arange(w.shape[-1])
 
+
+def _stops_early(w: Tensor) -> Tensor:
+    total = 0
+    for i in range(1, w.shape[-1] - 1):  # the last query is never reached
+        total = total + w[..., i, i - 1]
+    return total / (w.shape[-1] - 1)
+
+
+def _argmax_is_previous(w: Tensor) -> Tensor:
+    picks = w.argmax(dim=-1)[..., 1:]  # (..., T - 1): each query's favourite key
+    return (picks == torch.arange(w.shape[-1] - 1)).float().mean(dim=-1)
+
+
+ONE_MATRIX = Mistake(
+    "used the leading dimensions as queries and keys, as if the weights were one (T, T) matrix",
+    "for weights of shape (L, H, T, T) the first two dimensions are layers and heads: the "
+    "queries and keys are always the last two, whatever comes before them.",
+    lambda w: w[1:, :-1].diagonal(dim1=-2, dim2=-1).mean(dim=-1),
+)
 
 MISTAKES = (
     Mistake(
@@ -102,6 +123,26 @@ MISTAKES = (
         lambda w: w.tril(diagonal=-1).sum(dim=(-2, -1)) / (w.shape[-1] - 1),
     ),
     Mistake(
+        "left out the last query: the loop stops one query early (range(1, T − 1))",
+        "range stops before its end: the queries with a token before them are 1 … T − 1 "
+        "(counting from 0), and range(1, T) reaches them all.",
+        _stops_early,
+    ),
+    Mistake(
+        "counted the first query too, with its weight on its own token",
+        "query 1 has no previous token, so it has no share to count: the mean runs over the "
+        "T − 1 queries 2 … T and their weights on the token before them.",
+        lambda w: (_below(w).sum(dim=-1) + w[..., 0, 0]) / w.shape[-1],
+    ),
+    Mistake(
+        "counted the queries whose largest weight is on the previous token, instead of "
+        "averaging the weights",
+        "the share is the mean weight on the previous token: a query that gives it 0.4 "
+        "counts 0.4, whether or not 0.4 is its largest weight.",
+        _argmax_is_previous,
+    ),
+    ONE_MATRIX,
+    Mistake(
         "summed the weights on the previous token instead of averaging them",
         "the share is a mean over the T − 1 queries: 1 for a perfect head, whatever T is.",
         lambda w: _below(w).sum(dim=-1),
@@ -122,7 +163,7 @@ MISTAKES = (
 
 def _cases() -> list[Case]:
     g = fixed_generator()
-    previous = torch.eye(5, dtype=torch.float64).roll(-1, dims=1).T.contiguous()  # A[i, i-1] = 1
+    previous = torch.eye(5, dtype=torch.float64).roll(-1, dims=1)  # A[i, i-1] = 1
     previous[0] = torch.eye(5, dtype=torch.float64)[0]  # query 0 looks at itself
     following = previous.flip(-1, -2)  # A[i, i+1] = 1: a next-token head
     batch = torch.randn(2, 3, 6, 6, generator=g, dtype=torch.float64).softmax(dim=-1)
@@ -142,4 +183,12 @@ def _cases() -> list[Case]:
 @checker_of(PREVIOUS_TOKEN, MISTAKES)
 def check_previous_token_weight(fn: Callable[[Tensor], Tensor]) -> CheckResult:
     """Check ``my_previous_token_share(weights (..., T, T)) -> (...)``."""
-    return check_function(PREVIOUS_TOKEN, fn, _cases(), MISTAKES, forbidden=FORBIDDEN)
+    cases = _cases()
+    result = check_function(PREVIOUS_TOKEN, fn, cases, MISTAKES, forbidden=FORBIDDEN)
+    if result.passed or not result.done or "The mistake:" in result.message:
+        return result
+    first = result.message.split("\n", 1)[0].removeprefix(f"✗ {PREVIOUS_TOKEN.name}, ")
+    if not first.startswith("case '") or not only_two_d_right(fn, cases, lambda c: (1e-12, 1e-9)):
+        return result
+    where, problem = first.split("': ", 1)
+    return failed(PREVIOUS_TOKEN, fn, where + "'", problem, ONE_MATRIX)

@@ -5,7 +5,9 @@ sentence's tokens instead of their mean (``pooling_mode_max_tokens`` in the mode
 ``1_Pooling/config.json``). Padding must not be able to win. The cases show each mistake:
 real values that are all negative (padding set to 0 wins), padding larger than every real value
 (the mask ignored), padding on the left, float16 (a fill of -1e9 does not fit), a square input
-(a mask without its feature dimension lines up with the wrong axes) and a single token.
+(a mask without its feature dimension lines up with the wrong axes), a single token, and a
+feature whose real values are all below -10000 (a fixed fill such as -10000 wins). An answer
+right on every case that changes the caller's ``hidden`` is told so.
 """
 
 from __future__ import annotations
@@ -15,9 +17,10 @@ from collections.abc import Callable
 import torch
 
 from attnlib.checks._calls import Forbidden
-from attnlib.checks._exercise import Exercise, Mistake, checker_of, register
+from attnlib.checks._exercise import Exercise, Mistake, checker_of, failed, register
 from attnlib.checks._framework import Case, CheckResult, fixed_generator
 from attnlib.checks._run import check_function
+from attnlib.checks.nb11_pretrained._after import edits_its_input
 from attnlib.course import own_encoder
 
 Tensor = torch.Tensor
@@ -59,6 +62,23 @@ def _fill(hidden: Tensor, token_mask: Tensor, value: float) -> Tensor:
     return hidden.masked_fill(~token_mask.unsqueeze(-1), value)  # (B, T, C)
 
 
+def _first_positions(h: Tensor, m: Tensor) -> Tensor:
+    lengths = m.sum(dim=1)  # (B,): how many real tokens
+    return torch.stack([h[b, : int(n)].amax(dim=0) for b, n in enumerate(lengths)])
+
+
+def _in_place(h: Tensor, m: Tensor) -> Tensor:
+    h[~m] = float("-inf")
+    return h.amax(dim=1)
+
+
+IN_PLACE = Mistake(
+    "wrote into the caller's hidden in place (hidden[~token_mask] = …)",
+    "hidden is not yours to change: the caller uses it again (section 4 pools the same hidden "
+    "states by their mean), and finds -inf where the padding was.",
+    _in_place,
+)
+
 MISTAKES = (
     Mistake(
         "averaged the real tokens instead of taking their maximum",
@@ -91,6 +111,19 @@ MISTAKES = (
         "float16 reaches only about ±65504, so the fill overflows and PyTorch refuses it; the "
         "lowest value must come from the dtype of `hidden` (notebook 07).",
         lambda h, m: _fill(h, m, -1e9).amax(dim=1),
+    ),
+    Mistake(
+        "filled the padding with a fixed negative number (such as -10000) that real values "
+        "can fall below",
+        "a feature whose real values are all below the fill is won by the padding; the fill "
+        "must lie below every value the dtype can hold: its smallest one, or -inf.",
+        lambda h, m: _fill(h, m, -1e4).amax(dim=1),
+    ),
+    Mistake(
+        "took the first positions as the real tokens, as if the padding always came last",
+        "the mask says which positions are real, wherever they are: padding may come first, "
+        "and then the first `length` positions hold padding.",
+        _first_positions,
     ),
     Mistake(
         "took the maximum over the features (the last dimension), not over the tokens",
@@ -129,6 +162,7 @@ MISTAKES = (
         "entries.",
         lambda h, m: h.masked_fill(~m, float("-inf")).amax(dim=1),
     ),
+    IN_PLACE,
 )
 
 
@@ -146,6 +180,8 @@ def _cases() -> list[Case]:
     half = torch.randn(2, 4, 3, generator=g).half()
     half_mask = torch.tensor([[1, 1, 1, 0], [0, 1, 1, 1]], dtype=torch.bool)
     one = torch.randn(2, 1, 3, generator=g, dtype=torch.float64)
+    far = batch.clone()
+    far[..., 0] = -3e4 - batch[..., 0].abs()  # feature 0: every real value below -10000
     specs = [
         ("3 sentences of 5 tokens, 4 features, padded on the right", batch, right),
         ("every real value negative, the padding 0", negative, right),
@@ -154,6 +190,7 @@ def _cases() -> list[Case]:
         ("float16, one sentence padded on each side", half, half_mask),  # wider tolerance
         ("a square input: 3 sentences of 3 tokens, 3 features", square, square_mask),
         ("sentences of a single token", one, torch.ones(2, 1, dtype=torch.bool)),
+        ("a feature whose real values are all below -10000", far, right),
     ]
     return [
         Case(d, (h, m), reference_max_pool(h, m), **_HALF if h.dtype == torch.float16 else {})
@@ -164,6 +201,12 @@ def _cases() -> list[Case]:
 @checker_of(MAX_POOL, MISTAKES)
 def check_masked_max_pool(fn: Callable[[Tensor, Tensor], Tensor]) -> CheckResult:
     """Check ``my_max_pool(hidden (B, T, C), token_mask (B, T) bool) -> (B, C)``."""
-    return check_function(
-        MAX_POOL, fn, _cases(), MISTAKES, forbidden=FORBIDDEN, atol=1e-9, rtol=1e-9
+    cases = _cases()
+    result = check_function(
+        MAX_POOL, fn, cases, MISTAKES, forbidden=FORBIDDEN, atol=1e-9, rtol=1e-9
     )
+    edited = edits_its_input(fn, cases) if result.passed else None
+    if edited is None:
+        return result
+    problem = "the result is right, but after the call the caller's hidden has changed"
+    return failed(MAX_POOL, fn, f"case '{edited.description}'", problem, IN_PLACE)

@@ -96,6 +96,18 @@ MISTAKES = (
         lambda q, c, k: _cosines(q, c).topk(k).indices.sort().values,
     ),
     Mistake(
+        "left out the best row, as if it were the query itself",
+        "the query is not one of the corpus's rows here: the best match is the first index to "
+        "return, and the k indices start with it.",
+        lambda q, c, k: _cosines(q, c).argsort(descending=True)[1 : k + 1],
+    ),
+    Mistake(
+        "returned a Python list of indices instead of a tensor",
+        "the search returns a long tensor of shape (k,), which indexes the corpus and the "
+        "sentences' list alike; a list of ints is not a tensor.",
+        lambda q, c, k: _cosines(q, c).topk(k).indices.tolist(),
+    ),
+    Mistake(
         "normalised each feature over the rows (dim 0) instead of each row",
         "a row's length is the norm of its own C entries, along the last dimension; the norm "
         "along dim 0 rescales features, not rows.",

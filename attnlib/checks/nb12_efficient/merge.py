@@ -6,7 +6,8 @@ disjoint sets of keys (the running maximum, ``ℓ = Σ e^(s − m)`` and the unn
 allowed key is ``(−inf, 0, 0)``. The cases come from real scores split in two, and show each
 mistake: either part holding the larger maximum, rows that differ in which one does, a square
 batch (a factor without its trailing dimension runs instead of failing), empty parts, maxima
-in the thousands (a shift undone overflows) and a batch of (2, 3) rows.
+in the thousands (a shift undone overflows) and a batch of (2, 3) rows. An answer right on
+every case that changes the caller's parts is told so.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import torch
 
 import attnlib
 from attnlib.checks._calls import Forbidden
-from attnlib.checks._exercise import Exercise, Mistake, checker_of, register
+from attnlib.checks._exercise import Exercise, Mistake, checker_of, failed, register
 from attnlib.checks._framework import Case, CheckResult, fixed_generator
 from attnlib.checks._run import check_function
 
@@ -112,6 +113,22 @@ def _normalised(part_a: Part, part_b: Part) -> Part:
     return m, ell, o / ell.unsqueeze(-1)
 
 
+def _in_place(part_a: Part, part_b: Part) -> Part:
+    (m_a, l_a, o_a), (m_b, l_b, o_b) = part_a, part_b
+    m = torch.maximum(m_a, m_b)
+    f_a, f_b = torch.exp(m_a - _reference_of(m)), torch.exp(m_b - _reference_of(m))
+    l_a.mul_(f_a).add_(l_b * f_b)  # part A becomes the union
+    o_a.mul_(f_a.unsqueeze(-1)).add_(o_b * f_b.unsqueeze(-1))
+    return m, l_a, o_a
+
+
+IN_PLACE = Mistake(
+    "changed the caller's part A in place (ell_a *= …, o_a += …)",
+    "the parts are the caller's: a kernel that merges a third share, or checks its work, reads "
+    "them again and finds part A turned into the union.",
+    _in_place,
+)
+
 MISTAKES = (
     Mistake(
         "added the two sums and outputs without rescaling them",
@@ -175,11 +192,24 @@ MISTAKES = (
         _one_maximum,
     ),
     Mistake(
+        "returned part A's maximum instead of the larger of the two",
+        "ℓ and õ are measured from the union's maximum, the larger of m_a and m_b: the triple "
+        "must say so, or the next merge or the final division uses the wrong reference.",
+        lambda a, b: (a[0], *_merge(a, b)[1:]),
+    ),
+    Mistake(
+        "returned 0 instead of −inf as the maximum of a row with no allowed key",
+        "0 is only the reference the factors are measured from; the row's maximum is still −inf, "
+        "and a later merge with a part whose scores are all below 0 needs it so.",
+        lambda a, b: (_reference_of(_merge(a, b)[0]), *_merge(a, b)[1:]),
+    ),
+    Mistake(
         "returned the normalised output õ / ℓ instead of the unnormalised sum",
         "the merged triple must be mergeable again, with a third part: õ stays a sum measured "
         "from m, and only the very end divides by ℓ.",
         _normalised,
     ),
+    IN_PLACE,
 )
 
 
@@ -234,6 +264,26 @@ def _cases() -> list[Case]:
 @checker_of(MERGE, MISTAKES)
 def check_merge_parts(fn: Callable[[Part, Part], Part]) -> CheckResult:
     """Check ``merge_parts(part_a, part_b) -> (m, ell, o)``: m, ℓ (...), õ (..., d_v)."""
-    return check_function(
-        MERGE, fn, _cases(), MISTAKES, forbidden=ONLINE_SOFTMAX, output_names=("m", "ell", "o")
+    cases = _cases()
+    result = check_function(
+        MERGE, fn, cases, MISTAKES, forbidden=ONLINE_SOFTMAX, output_names=("m", "ell", "o")
     )
+    edited = _edits_its_parts(fn, cases) if result.passed else None
+    if edited is None:
+        return result
+    problem = "the result is right, but after the call the caller's parts have changed"
+    return failed(MERGE, fn, f"case '{edited.description}'", problem, IN_PLACE)
+
+
+def _edits_its_parts(fn: Callable[[Part, Part], Part], cases: list[Case]) -> Case | None:
+    """The first case whose parts the answer changes (a right result, computed in place)."""
+    for case in cases:
+        parts = tuple(tuple(t.clone() for t in part) for part in case.args)
+        try:
+            fn(*parts)
+        except Exception:  # a right answer does not raise
+            continue
+        pairs = zip(sum(parts, ()), sum(case.args, ()), strict=True)
+        if not all(torch.equal(a, b) for a, b in pairs):
+            return case
+    return None

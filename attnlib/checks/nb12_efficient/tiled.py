@@ -5,7 +5,9 @@
 key gets 0. The cases show each mistake: one tile, tiles that do not divide T_k and one longer
 than T_k, scores in the thousands and scores all far below 0 (a running maximum started at 0
 underflows), d_v ≠ d_k, a causal mask, a left-padded batch whose first tiles are fully masked
-for some rows, and a padding mask with T_q ≠ T_k. After the values, a run under a log of torch
+for some rows, a padding mask with T_q ≠ T_k, in several tiles and in one, and more queries
+than keys in one tile (where a mask applied whole, sliced along its rows or tested with
+``if mask:`` each behave differently). After the values, a run under a log of torch
 operations checks that no (T_q, T_k) score matrix was ever made.
 """
 
@@ -85,6 +87,8 @@ def _cases() -> list[Case]:
     left_padded = causal & attnlib.padding_mask([9, 5], 9).flip(-1)  # (2, 1, 9, 9)
     xq, xk, xv = randn(2, 1, 5, 4), randn(2, 1, 8, 4), randn(2, 1, 8, 3)
     padding = attnlib.padding_mask([8, 3], 8)  # (2, 1, 1, 8)
+    tall_q, tall_k, tall_v = randn(1, 6, 4), randn(1, 3, 4), randn(1, 3, 2)
+    tall = torch.tensor([[1, 0, 0], [1, 1, 0], [0, 0, 0], [0, 1, 1], [0, 0, 1], [1, 0, 1]]).bool()
     specs = [
         ("no mask, tile_size 7: one tile holds all 7 keys", (q, k, v, None, 7)),
         ("no mask, tile_size 2: T_k = 7 is not a multiple", (q, k, v, None, 2)),
@@ -102,6 +106,11 @@ def _cases() -> list[Case]:
             (pq, pk, pv, left_padded, 3),
         ),
         ("a (B, 1, 1, T_k) padding mask, T_q = 5, T_k = 8, tile_size 3", (xq, xk, xv, padding, 3)),
+        ("the same padding mask in one tile of 8 keys", (xq, xk, xv, padding, 8)),
+        (
+            "a (6, 3) mask, more queries than keys, one of them seeing none, in one tile of 3",
+            (tall_q, tall_k, tall_v, tall, 3),
+        ),
     ]
     return [Case(name, args, _reference(*args[:4]), atol=3e-5, rtol=1e-4) for name, args in specs]
 

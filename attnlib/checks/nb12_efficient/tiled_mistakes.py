@@ -32,6 +32,7 @@ def tiled(
     width: str = "d_v",
     start_max: float = -math.inf,
     keepdim: bool = True,
+    divide: bool = True,
 ) -> Tensor:
     """Tiled attention over the keys for every query at once; one keyword per mistake."""
     d_k = q.shape[-1]
@@ -44,11 +45,14 @@ def tiled(
     stop = t_k if last_tile else t_k - tile_size + 1
     for start in range(0, stop, tile_size):
         s = q @ k[..., start : start + tile_size, :].transpose(-2, -1) * factor
-        if mask is not None and mask_use != "ignored":
-            hidden = ~(mask[..., start : start + tile_size] if mask_use != "whole" else mask)
+        present = bool(mask) if mask_use == "if" and mask is not None else mask is not None
+        if present and mask_use != "ignored":
+            columns = mask[..., start : start + tile_size]
+            rows = mask[..., start : start + tile_size, :] if mask_use == "rows" else columns
+            hidden = ~(mask if mask_use == "whole" else rows)
             if mask_use == "inverted":
                 hidden = ~hidden
-            s = s.masked_fill(hidden, 0.0 if mask_use == "zero" else -math.inf)
+            s = s.masked_fill(hidden, {"zero": 0.0, "-1e9": -1e9}.get(mask_use, -math.inf))
         m_new = torch.maximum(m, s.amax(dim=-1, keepdim=keepdim))
         ref = m_new.masked_fill(m_new == -math.inf, 0.0) if safe else m_new
         if shift == "running":
@@ -62,6 +66,8 @@ def tiled(
         ell = (ell * rescale if rescale_l else ell) + p.sum(dim=-1, keepdim=True)
         o = (o * rescale if rescale_o else o) + p @ v[..., start : start + tile_size, :]
         m = m_new
+    if not divide:
+        return o
     if not safe:
         return o / ell
     return torch.where(ell > 0, o / ell.clamp_min(torch.finfo(q.dtype).tiny), 0.0)
@@ -108,6 +114,12 @@ MISTAKES = (
         "the terms already in õ were measured from the old maximum; without the factor "
         "e^(m − m') they are too large next to the new ones, and õ / ℓ is no longer an average.",
         lambda *a: tiled(*a, rescale_o=False),
+    ),
+    Mistake(
+        "rescaled neither ℓ nor õ when the running maximum grew",
+        "both were summed from the old maximum; without the factor e^(m − m') on each, the "
+        "old terms weigh too much next to the new ones, and õ / ℓ is not the softmax average.",
+        lambda *a: tiled(*a, rescale_o=False, rescale_l=False),
     ),
     Mistake(
         "did not rescale ℓ when the running maximum grew",
@@ -178,6 +190,31 @@ MISTAKES = (
         "the maxima have shape (..., T_q) and broadcast against m's (..., T_q, 1) into a "
         "(T_q, T_q) table: one maximum per query needs its trailing size-1 dimension.",
         lambda *a: tiled(*a, keepdim=False),
+    ),
+    Mistake(
+        "filled the masked scores with −1e9 instead of −inf, so a row with no allowed key "
+        "averages the values",
+        "e^(−1e9 − m) is 0 next to any real score, but a row whose keys are all masked has only "
+        "−1e9 scores: they tie, and the row gets the plain average of the values instead of 0.",
+        lambda *a: tiled(*a, mask_use="-1e9"),
+    ),
+    Mistake(
+        "sliced the mask's rows (the queries) instead of its columns (the keys)",
+        "a tile is a slice of the keys, the last dimension of the scores and of the mask: its "
+        "part of the mask is mask[..., start : start + tile_size], sliced like k's rows.",
+        lambda *a: tiled(*a, mask_use="rows"),
+    ),
+    Mistake(
+        "tested for a mask with `if mask:`, which raises for a mask of more than one element",
+        "a tensor of several elements has no single truth value; whether a mask was given is "
+        "`mask is not None`.",
+        lambda *a: tiled(*a, mask_use="if"),
+    ),
+    Mistake(
+        "left out the final division of õ by ℓ",
+        "õ is the sum of the weights' numerators times the values: only divided by ℓ, the sum "
+        "of those numerators, is it the softmax average.",
+        lambda *a: tiled(*a, divide=False),
     ),
     Mistake(
         "filled the masked scores with 0 instead of −inf",

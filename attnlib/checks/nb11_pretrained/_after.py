@@ -1,0 +1,84 @@
+"""Notebook 11: what the checks look at besides the outputs of their cases.
+
+- :func:`edits_its_input`: a function right on every case that changes the caller's tensor;
+- :func:`named_by_parameters`: a class whose weights do not load, named when its parameters
+  are exactly those of a known mistake (``gamma`` and ``beta``, linear maps without biases);
+- :func:`start_problem`: a freshly built LayerNorm that does not start at ones and zeros;
+- :func:`only_two_d_right`: a function right on every 2-D case and wrong on another shape.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import torch
+
+from attnlib.checks._exercise import Mistake
+from attnlib.checks._framework import Case
+from attnlib.checks._run import Outcome, call, same_behaviour
+from attnlib.checks.nb11_pretrained._modules import ModuleCase, Verdict
+
+
+def edits_its_input(fn: Callable[..., Any], cases: Sequence[Case]) -> Case | None:
+    """The first case whose tensors the function changes (a right result, computed in place)."""
+    for case in cases:
+        args = tuple(a.clone() if isinstance(a, torch.Tensor) else a for a in case.args)
+        try:
+            fn(*args)
+        except Exception:  # a right answer does not raise
+            continue
+        if any(
+            isinstance(a, torch.Tensor) and not torch.equal(a, b)
+            for a, b in zip(args, case.args, strict=True)
+        ):
+            return case
+    return None
+
+
+def named_by_parameters(
+    verdict: Verdict, cls: object, case: ModuleCase, known: Mapping[frozenset[str], Mistake]
+) -> Verdict:
+    """The verdict, naming the mistake whose parameter names the class has (if it is unnamed)."""
+    if verdict.kind != "failed" or verdict.mistake is not None or not callable(cls):
+        return verdict
+    try:
+        names = frozenset(name for name, _ in cls(*case.init_args).named_parameters())
+    except Exception:  # the cases have reported it
+        return verdict
+    mistake = known.get(names)
+    return verdict if mistake is None else dataclasses.replace(verdict, mistake=mistake)
+
+
+def start_problem(cls: Callable[..., Any], init_args: tuple[Any, ...]) -> str | None:
+    """How a freshly built LayerNorm's weight and bias differ from ones and zeros, or None."""
+    try:
+        module = cls(*init_args)
+        weight, bias = module.weight.detach(), module.bias.detach()
+    except Exception:  # the cases have reported it
+        return None
+    if bool((weight == 1).all()) and bool((bias == 0).all()):
+        return None
+    shown = ", ".join(f"{v:.3g}" for v in weight.flatten()[:4].tolist())
+    return (
+        f"right once its weights are loaded, but built as {type(module).__name__}"
+        f"{init_args} its weight starts at [{shown}, …] and its bias at "
+        f"[{', '.join(f'{v:.3g}' for v in bias.flatten()[:4].tolist())}, …]"
+    )
+
+
+def only_two_d_right(
+    fn: Callable[..., Any], cases: Sequence[Case], tolerance: Callable[[Case], tuple[float, float]]
+) -> bool:
+    """Whether ``fn`` is right on every case whose first argument is 2-D and wrong on another."""
+    right = [
+        same_behaviour(call(fn, case), Outcome(value=case.expected), tolerance(case))
+        for case in cases
+    ]
+    two_d = [case.args[0].dim() == 2 for case in cases]
+    return (
+        any(two_d)
+        and all(ok for ok, flat in zip(right, two_d, strict=True) if flat)
+        and not all(right)
+    )
