@@ -73,7 +73,7 @@ def rows(numbers: list[str] | None = None) -> list[Row]:
                         exercise_id,
                         count,
                         len(shown),
-                        tuple(m.name for m in known),
+                        tuple(dict.fromkeys(m.name for m in known)),  # a family once
                     )
                 )
     return found

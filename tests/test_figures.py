@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import matplotlib.pyplot as plt
 import pytest
+from matplotlib.figure import Figure
 from script_loader import load_script
 
 from benchmarks.study_time import PLAYGROUND as PLAYGROUND_CALL
@@ -17,38 +19,39 @@ FIGURE_SCRIPT = Path(__file__).resolve().parent.parent / "figures" / "make_figur
 make_figures = load_script(FIGURE_SCRIPT)
 
 
-@pytest.mark.parametrize("name", sorted(make_figures.FIGURES))
-def test_figure_is_written_deterministically(name: str, tmp_path: Path) -> None:
-    paths = []
+def _drawn_twice(draw: Callable[[], Figure], check: Callable[[Figure], None], tmp: Path) -> None:
+    """Draw twice, ``check`` each figure, and assert both PNGs are the same real image."""
+    pngs = []
     for attempt in range(2):
-        fig = make_figures.FIGURES[name]()
-        for ax in fig.axes:
-            if ax.get_label() != "<colorbar>":
-                assert ax.get_title() and ax.get_xlabel() and ax.get_ylabel()
-        path = tmp_path / f"{attempt}_{name}"
+        fig = draw()
+        check(fig)
+        path = tmp / f"{attempt}.png"
         fig.savefig(path, dpi=make_figures.DPI, metadata={"Software": None})
         plt.close(fig)
-        paths.append(path)
-    first = paths[0].read_bytes()
-    assert first.startswith(b"\x89PNG") and len(first) > 10_000
-    assert first == paths[1].read_bytes()
+        pngs.append(path.read_bytes())
+    assert pngs[0].startswith(b"\x89PNG") and len(pngs[0]) > 10_000
+    assert pngs[0] == pngs[1]
+
+
+def _labelled_axes(fig: Figure) -> None:
+    for ax in fig.axes:
+        if ax.get_label() != "<colorbar>":
+            assert ax.get_title() and ax.get_xlabel() and ax.get_ylabel()
+
+
+def _titled(fig: Figure) -> None:
+    """A diagram of boxes and arrows has no axes to label, but it has a title."""
+    assert any([fig.get_suptitle(), *(ax.get_title() for ax in fig.axes)]), "no title"
+
+
+@pytest.mark.parametrize("name", sorted(make_figures.FIGURES))
+def test_figure_is_written_deterministically(name: str, tmp_path: Path) -> None:
+    _drawn_twice(make_figures.FIGURES[name], _labelled_axes, tmp_path)
 
 
 @pytest.mark.parametrize("name", sorted(make_figures.DIAGRAMS))
 def test_diagram_is_titled_and_written_deterministically(name: str, tmp_path: Path) -> None:
-    """A diagram of boxes and arrows has no axes to label, but it has a title."""
-    paths = []
-    for attempt in range(2):
-        fig = make_figures.DIAGRAMS[name]()
-        titles = [fig.get_suptitle(), *(ax.get_title() for ax in fig.axes)]
-        assert any(titles), f"{name} has no title"
-        path = tmp_path / f"{attempt}.png"
-        fig.savefig(path, dpi=make_figures.DPI, metadata={"Software": None})
-        plt.close(fig)
-        paths.append(path)
-    first = paths[0].read_bytes()
-    assert first.startswith(b"\x89PNG") and len(first) > 10_000
-    assert first == paths[1].read_bytes()
+    _drawn_twice(make_figures.DIAGRAMS[name], _titled, tmp_path)
 
 
 def test_every_diagram_is_stored_shown_in_the_readme_and_drawn_in_its_notebook() -> None:

@@ -1,4 +1,4 @@
-"""The instructors' guide quotes the study times that benchmarks.study_time counts."""
+"""The instructors' guide and the README quote the study times that benchmarks.study_time counts."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from benchmarks.study_time import duration, study_time
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "instructors" / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 GUIDE = (ROOT / "instructors" / "README.md").read_text(encoding="utf-8")
+README = (ROOT / "README.md").read_text(encoding="utf-8")
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
@@ -25,6 +26,19 @@ def test_the_guide_quotes_each_notebooks_counted_study_time(path: Path) -> None:
 def test_the_guide_quotes_the_course_total() -> None:
     total = duration(sum(study_time(path).minutes for path in NOTEBOOKS))
     assert f"**about {total}**" in GUIDE
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_the_readme_quotes_each_notebooks_counted_study_time(path: Path) -> None:
+    # The README's notebook table ends each row with the notebook's study time.
+    row = re.search(rf"^\| {path.name[:2]} \|.*\| ([^|]+) \|$", README, re.MULTILINE)
+    assert row, f"no row for {path.name} in README.md"
+    assert row.group(1).strip() == duration(study_time(path).minutes)
+
+
+def test_the_readme_quotes_the_course_total() -> None:
+    total = duration(sum(study_time(path).minutes for path in NOTEBOOKS))
+    assert f"about {total} for the course" in README
 
 
 @pytest.mark.parametrize(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -130,6 +131,8 @@ def main(argv: list[str]) -> None:
     verbose = "-v" in argv
     corpus = argv[argv.index("--corpus") + 1] if "--corpus" in argv else None
     words = [a for a in argv if a not in ("-v", "--corpus", corpus)]
+    # Learners' answers trip torch's deprecation warnings (x.T on 3-D tensors …): noise here.
+    warnings.simplefilter("ignore", UserWarning)
     run(words or notebooks(), verbose, corpus)
 
 

@@ -908,7 +908,7 @@ ENTRIES = [
         EX5,
         "no dropout on the cross-attention block",
         Ex5WrongNoCrossDropout,
-        named="applied dropout somewhere else than on each sublayer's output",
+        named="left the cross-attention block without dropout",
     ),
     Entry(
         EX5,

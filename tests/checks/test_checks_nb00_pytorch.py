@@ -47,6 +47,14 @@ def columns_of_one_matrix(x: Tensor) -> Tensor:
     return result
 
 
+def columns_of_one_matrix_by_width(x: Tensor) -> Tensor:
+    out = x.clone()
+    n_columns = x.shape[-1]
+    for j in range(n_columns):
+        out[:, j] = x[:, j] / torch.sum(x[:, j])
+    return out
+
+
 def columns_in_place(x: Tensor) -> Tensor:
     x.div_(x.sum(-2, keepdim=True))
     return x
@@ -95,6 +103,10 @@ COLUMNS_WRONG: dict[str, tuple[Callable[[Tensor], Tensor], str]] = {
     "by T": (lambda x: x / x.size(-2), "number of rows T"),
     "size-1 dimension last": (lambda x: x / torch.sum(x, dim=-2)[..., None], "in the wrong place"),
     "a loop over x[:, j]": (columns_of_one_matrix, "looped over x[:, j]"),
+    "a loop over x[:, j], for each of the N columns": (
+        columns_of_one_matrix_by_width,
+        "looped over x[:, j]",
+    ),
     "floor division": (lambda x: torch.floor_divide(x, x.sum(-2, True)), "divided with //"),
     "in place": (columns_in_place, "divided x in place"),
 }
@@ -252,6 +264,14 @@ def mix_channels_of_one_sequence(x: Tensor, w: Tensor, b: Tensor) -> Tensor:
     return out
 
 
+def mix_from_weight_columns(x: Tensor, w: Tensor, b: Tensor) -> Tensor:
+    out = []
+    for u in range(len(b)):
+        weights = w[:, u].unsqueeze(-1)  # meant as the weights of output u
+        out.append(torch.sum(weights * x, dim=-2) + b[u])
+    return torch.stack(out, dim=-2)
+
+
 MIX_RIGHT = {
     "weight on the left": lambda x, w, b: w @ x + b[:, None],
     "transpose, formula, transpose back": lambda x, w, b: (x.mT @ w.T + b).mT,
@@ -283,6 +303,11 @@ MIX_WRONG = {
     ),
     ".T": (mix_with_dot_t, "transposed x with .T"),
     "a loop over x[:, c]": (mix_channels_of_one_sequence, "looped over x[:, c]"),
+    "einsum for (B, T, C) only": (
+        lambda x, w, b: torch.einsum("btc,ut->buc", x, w) + b.unsqueeze(-1),
+        "in the einsum, so it fits no other shape",
+    ),
+    "column u of the weight": (mix_from_weight_columns, "took column u of the weight"),
     "mean": (
         lambda x, w, b: torch.einsum("ut,...tc->...uc", w, x) / w.shape[1] + b[:, None],
         "averaged the weighted positions",
@@ -507,6 +532,29 @@ def grad_of_the_output(f: Callable[[Tensor], Tensor], x: Tensor) -> Tensor:
     return y.grad
 
 
+def output_grad_retained(f: Callable[[Tensor], Tensor], x: Tensor) -> Tensor:
+    leaf = x.clone().requires_grad_()
+    y = f(leaf)
+    y.retain_grad()
+    y.backward(torch.ones_like(y))
+    return y.grad
+
+
+def the_leaf_itself(f: Callable[[Tensor], Tensor], x: Tensor) -> Tensor:
+    leaf = x.clone().requires_grad_()
+    torch.sum(f(leaf)).backward()
+    return leaf
+
+
+def entry_by_entry_of_a_vector(f: Callable[[Tensor], Tensor], x: Tensor) -> Tensor:
+    out = torch.empty_like(x)
+    for i, value in enumerate(x):
+        point = value.clone().requires_grad_()
+        f(point).backward()
+        out[i] = point.grad
+    return out
+
+
 def in_place(f: Callable[[Tensor], Tensor], x: Tensor) -> Tensor:
     x.requires_grad = True
     f(x).sum().backward()
@@ -535,6 +583,9 @@ DERIVATIVE_WRONG = {
     "twice": (twice, "ran backward() twice"),
     "the original's .grad": (original_grad, "never filled"),
     "the .grad of f(x)": (grad_of_the_output, "never filled"),
+    "the .grad of f(x), retained": (output_grad_retained, "the output, which is all ones"),
+    "the copy itself": (the_leaf_itself, "returned the copy of x"),
+    "x[i] one at a time": (entry_by_entry_of_a_vector, "looped over x[i]"),
     "the tuple": (
         lambda f, x: torch.autograd.grad(f(c := x.clone().requires_grad_()).sum(), c),
         "the tuple",

@@ -55,6 +55,12 @@ def diagonal_of_the_table(a: Tensor, b: Tensor) -> Tensor:
         return torch.diag(a @ b.T)
 
 
+def diagonal_of_a_times_b_t(a: Tensor, b: Tensor) -> Tensor:
+    with warnings.catch_warnings():  # .T of a batch is deprecated
+        warnings.simplefilter("ignore")
+        return torch.diagonal(torch.matmul(a, b.T))
+
+
 def dot_over_len(a: Tensor, b: Tensor) -> Tensor:
     products = [a[i] * b[i] for i in range(len(a))]
     return sum(products)
@@ -76,6 +82,7 @@ DOT_WRONG: dict[str, tuple[Callable[[Tensor, Tensor], Tensor], str]] = {
     ),
     "mean": (lambda a, b: torch.mean(a * b, dim=-1), "averaged the products"),
     "diag": (diagonal_of_the_table, "torch.diag"),
+    ".diagonal() of a times b transposed": (diagonal_of_a_times_b_t, "the diagonal of a times b"),
     "2-D einsum": (lambda a, b: torch.einsum("bi,bi->b", a, b), "an einsum for two stacks"),
     "keepdim": (lambda a, b: torch.sum(a * b, -1, keepdim=True), "kept the summed dimension"),
     "item": (lambda a, b: torch.einsum("...i,...i->...", a, b).item(), "a Python number"),
@@ -173,6 +180,19 @@ def cosine_if_whole(a: Tensor, b: Tensor) -> Tensor:
     return (a * b).sum(-1) / (torch.linalg.vector_norm(a, dim=-1) * b.norm(dim=-1))
 
 
+def cosine_zero_a_only(a: Tensor, b: Tensor) -> Tensor:
+    dot = (a * b).sum(-1)
+    a_len, b_len = a.norm(dim=-1), b.norm(dim=-1)
+    safe = torch.where(a_len == 0, torch.ones_like(a_len), a_len)
+    return torch.where(a_len == 0, torch.zeros_like(dot), dot / (safe * b_len))
+
+
+def cosine_zero_b_only(a: Tensor, b: Tensor) -> Tensor:
+    b_len = torch.linalg.vector_norm(b, dim=-1)
+    cos = (a * b).sum(-1) / (torch.linalg.vector_norm(a, dim=-1) * b_len)
+    return cos.masked_fill(b_len == 0, 0.0)
+
+
 COSINE_WRONG = {
     "NaN for zero": (
         lambda a, b: (a * b).sum(-1) / (a.norm(dim=-1) * b.norm(dim=-1)),
@@ -228,6 +248,15 @@ COSINE_WRONG = {
         "falling below 1",
     ),
     "all zeros": (cosine_all_zero, "when any pair"),
+    "each length floored at 1": (
+        lambda a, b: (
+            (a * b).sum(-1)
+            / (torch.clamp(a.norm(dim=-1), min=1) * torch.clamp(b.norm(dim=-1), min=1))
+        ),
+        "each length from falling below 1",
+    ),
+    "a zero a only": (cosine_zero_a_only, "in one of the two tensors only"),
+    "a zero b only": (cosine_zero_b_only, "in one of the two tensors only"),
     "a·a": (
         lambda a, b: torch.einsum("...i,...i->...", a, b) / a.pow(2).sum(-1),
         "squared length of a",
@@ -414,6 +443,30 @@ def best_unshifted(x: Tensor) -> Tensor:
     return others.argmax(-1)
 
 
+def twins_taken_out(x: Tensor) -> Tensor:
+    u = F.normalize(x, dim=-1)
+    table = u @ u.mT
+    table[torch.isclose(table, torch.ones_like(table))] = -10.0
+    return table.argmax(-1)
+
+
+def eye_from_len(x: Tensor) -> Tensor:
+    u = F.normalize(x, dim=-1)
+    table = u @ u.transpose(-1, -2)
+    return (table - 5 * torch.eye(len(x), dtype=x.dtype)).argmax(-1)
+
+
+def one_stack_loop(x: Tensor) -> Tensor:
+    picks = []
+    for i in range(len(x)):
+        cosines = [
+            (torch.sum(x[i] * x[j]) / (x[i].norm() * x[j].norm())).item() if j != i else -9.0
+            for j in range(len(x))
+        ]
+        picks.append(max(range(len(x)), key=lambda j: cosines[j]))
+    return torch.tensor(picks)
+
+
 BEST_WRONG = {
     "itself": (self_included, "returned each vector itself"),
     "dot product": (by_dot, "the dot product"),
@@ -430,6 +483,9 @@ BEST_WRONG = {
     "topk, second": (best_topk, "the second-largest cosine"),
     "a sort, second": (best_sorted_second, "the second-largest cosine"),
     "row without itself, not shifted back": (best_unshifted, "did not shift the positions"),
+    "every cosine of 1 taken out": (twins_taken_out, "took out every cosine of 1"),
+    "a diagonal sized by len(x)": (eye_from_len, "the size of the first dimension"),
+    "a loop over one stack": (one_stack_loop, "for one (T, C) stack only"),
 }
 
 

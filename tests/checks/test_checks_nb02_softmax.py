@@ -83,6 +83,10 @@ FORMULA_WRONG: dict[str, tuple[Callable[[Tensor], Tensor], str]] = {
         lambda x: x - x.exp().sum(-1, keepdim=True).log(),
         "returned the log of the softmax",
     ),
+    "√n first": (
+        lambda x: (e := (x / x.size(-1) ** 0.5).exp()) / e.sum(-1, keepdim=True),
+        "divided the scores by √n first",
+    ),
     "for row in x": (formula_rows_of, "for row in x"),
     "2.72 for e": (lambda x: (e := 2.72**x) / e.sum(-1, keepdim=True), "a rounded value of e"),
     "in place": (formula_in_place, "exponentiated x in place"),
@@ -202,6 +206,14 @@ STABLE_WRONG = {
         lambda x, dim=-1: (e := torch.clamp(x, min=-80, max=80).exp()) / e.sum(dim, keepdim=True),
         "clamped the scores",
     ),
+    "clamp from above": (
+        lambda x, dim=-1: (e := x.clamp(max=50.0).exp()) / e.sum(dim, keepdim=True),
+        "clamped the large scores from above",
+    ),
+    "the indices of the max": (
+        lambda x, dim=-1: (e := (x - torch.max(x, dim, True)[1]).exp()) / e.sum(dim, True),
+        "the positions of the largest scores",
+    ),
     "divide by the max after exp": (
         lambda x, dim=-1: (e := x.exp() / x.exp().amax(dim, keepdim=True)) / e.sum(dim, True),
         "after exponentiating",
@@ -272,6 +284,10 @@ BACKWARD_WRONG = {
     "the sign": (lambda p, g: (p * g).sum(-1, keepdim=True) * p - g * p, "the sign"),
     "the mean of g": (lambda p, g: p * (g - g.mean(-1, True)), "the plain mean of g"),
     "the batch sum": (lambda p, g: p * g - p * torch.sum(p * g), "over the whole batch"),
+    "the sum down the batch": (
+        lambda p, g: p * g - p * (p * g).sum(0, keepdim=True),
+        "down the batch (dim 0)",
+    ),
     "no keepdim": (lambda p, g: p * g - p * (p * g).sum(-1), "without keeping its dimension"),
     "the Jacobian": (
         lambda p, g: torch.diag_embed(p) - torch.einsum("...i,...j->...ij", p, p),

@@ -150,6 +150,23 @@ def stacked_power(x: Tensor, layers: int) -> Pair:
     return stacked_loop(x, layers)[0], mix
 
 
+def power_mix(x: Tensor, layers: int) -> Pair:
+    _, w1 = _layer(x)
+    recipe = torch.eye(x.shape[-2]).expand_as(w1).clone()
+    for _ in range(layers):
+        recipe = recipe @ w1  # every layer has the same weights, surely
+    return recipe @ x, recipe
+
+
+def scaled_stack(x: Tensor, layers: int) -> Pair:
+    out, mix = x, torch.eye(x.shape[-2]).repeat(*x.shape[:-2], 1, 1)
+    for _ in range(layers):
+        w = torch.einsum("...ic,...jc->...ij", out, out) / x.size(-1) ** 0.5
+        w = w.softmax(dim=-1)
+        out, mix = w @ out, w @ mix
+    return out, mix
+
+
 STACKED_WRONG = {
     "first layer on the left": (
         lambda x, n: _stack(x, n, lambda mix, w, out: mix @ w),
@@ -176,6 +193,8 @@ STACKED_WRONG = {
     ),
     "None for no layer": (stacked_from_none, "from None"),
     "a power of the first weights": (stacked_power, "to the power `layers`"),
+    "a power mixes x too": (power_mix, "a power of the first layer's weights"),
+    "scaled layers": (scaled_stack, "each layer's scores by √C"),
 }
 
 
@@ -280,6 +299,12 @@ COSINE_WRONG = {
     "one side": (
         lambda x, tau: _attend(F.normalize(x, dim=-1) @ x.mT / tau, x),
         "only one side",
+    ),
+    "norms * norms": (
+        lambda x, tau: (lambda n: _attend(x @ x.mT / n**2 / tau, x))(
+            torch.linalg.vector_norm(x, dim=-1, keepdim=True)
+        ),
+        "row i of the dot products",
     ),
     "squared length": (
         lambda x, tau: _cos(x, tau, lambda v: v / (v**2).sum(-1, keepdim=True)),
@@ -445,7 +470,25 @@ LOCAL_WRONG = {
         "divided the scores by √C",
     ),
     "exp, zero and renormalise": (local_renormalise, "softmax of the whole row"),
+    "lower end only": (lambda x, w: local_lower_end_only(x, w), "also saw the future"),
+    "a float32 buffer": (lambda x, w: local_float32_buffer(x, w), "a float32 tensor"),
 }
+
+
+def local_lower_end_only(x: Tensor, window: int) -> Pair:
+    i = torch.arange(x.shape[-2])
+    allowed = i[None, :] >= i[:, None] - window + 1  # not too far back
+    return _attend((x @ x.mT).masked_fill(~allowed, -math.inf), x)
+
+
+def local_float32_buffer(x: Tensor, window: int) -> Pair:
+    t = x.shape[-2]
+    weights = torch.zeros(*x.shape[:-1], t)  # float32, whatever x is
+    for row in range(t):
+        start = max(0, row - window + 1)
+        seen = x[..., start : row + 1, :]
+        weights[..., row, start : row + 1] = torch.softmax(seen @ x[..., row, :, None], -2)[..., 0]
+    return weights @ x, weights
 
 
 @pytest.mark.parametrize("name", LOCAL_RIGHT)

@@ -383,6 +383,15 @@ def pool_bmm(x, query, key_proj, value_proj):
     return torch.bmm(w.unsqueeze(1), value_proj(x)).squeeze(1), w
 
 
+def pool_loop_from_the_second(x, query, key_proj, value_proj):
+    outs, ws = [], []
+    for seq in x[1:]:
+        w = F.softmax(key_proj(seq) @ query / math.sqrt(len(query)), dim=0)
+        outs.append(w @ value_proj(seq))
+        ws.append(w)
+    return torch.stack(outs), torch.stack(ws)
+
+
 POOL_RIGHT = {
     "attnlib's attention": pool_with_sdpa,
     "a loop over the sequences": pool_loop,
@@ -469,6 +478,21 @@ POOL_WRONG = {
         ),
         "over the batch (dim=0)",
     ),
+    "keys mixed": (
+        lambda x, q, kp, vp: (
+            torch.einsum("bt,btk->bk", w := torch.softmax(S(x, q, kp), -1), kp(x)),
+            w,
+        ),
+        "mixed the keys with the weights",
+    ),
+    "scale after the softmax": (
+        lambda x, q, kp, vp: (
+            ((w := F.softmax(kp(x) @ q, dim=1) * len(q) ** -0.5)[..., None] * vp(x)).sum(1),
+            w,
+        ),
+        "after the softmax",
+    ),
+    "loop from 1": (pool_loop_from_the_second, "left out the first sequence"),
     "mean of the weighted values": (
         lambda x, q, kp, vp: (
             torch.einsum("bt,btv->btv", w := torch.softmax(S(x, q, kp), 1), vp(x)).mean(1),

@@ -150,6 +150,10 @@ SPLIT_WRONG = {
         "gave torch.split the number of parts",
     ),
     "k, q, v": (lambda qkv, h: _kqv(*split_permute(qkv, h)), "the keys as q"),
+    "H and D mixed up": (
+        _each_part(lambda p, h: p.view(p.shape[0], p.shape[1], -1, h).transpose(1, 2)),
+        "took num_heads for the head size",
+    ),
 }
 
 
@@ -209,6 +213,11 @@ def contributions_zeroed_in_place(heads: Tensor, w_o: Tensor) -> Tensor:
                 masked[:, other] = 0.0
         parts.append(attnlib.merge_heads(masked) @ w_o)
     return torch.stack(parts, dim=1)
+
+
+def contributions_shape_read_as_b_t_h_d(heads: Tensor, w_o: Tensor) -> Tensor:
+    _, _, H, _ = heads.shape  # read as (B, T, H, D): "H" is the number of tokens
+    return heads @ w_o.view(H, -1, w_o.shape[-1])
 
 
 CONTRIBUTIONS_RIGHT = {
@@ -301,6 +310,17 @@ CONTRIBUTIONS_WRONG = {
         "in front of the batch",
     ),
     "zeroed in place": (contributions_zeroed_in_place, "not in a copy"),
+    "H rows per head": (
+        lambda heads, w_o: torch.stack(
+            [
+                heads[:, i] @ w_o[heads.size(1) * i : heads.size(1) * (i + 1)]
+                for i in range(heads.size(1))
+            ],
+            dim=1,
+        ),
+        "blocks of H rows instead of D",
+    ),
+    "T taken for H": (contributions_shape_read_as_b_t_h_d, "one block per token"),
 }
 
 
@@ -476,6 +496,13 @@ MHA_WRONG["split (B, T, H, D)"] = (
 MHA_WRONG["split interleaved"] = (
     lambda y, x, w_q, w_k, w_v, w_o, h: _mha(
         split=lambda t: t.reshape(t.shape[0], t.shape[1], -1, h).permute(0, 3, 1, 2)
+    )(y, x, w_q, w_k, w_v, w_o, h),
+    "interleaved",
+)
+MHA_WRONG["split and merge interleaved"] = (
+    lambda y, x, w_q, w_k, w_v, w_o, h: _mha(
+        split=lambda t: t.unflatten(-1, (-1, h)).permute(0, 3, 1, 2),
+        merge=lambda o: o.permute(0, 2, 3, 1).flatten(2),
     )(y, x, w_q, w_k, w_v, w_o, h),
     "interleaved",
 )

@@ -178,6 +178,23 @@ def one_row_of_positions(positions: Tensor, d_model: int) -> Tensor:
     return pe
 
 
+def table_in_the_positions_dtype(positions: Tensor, d_model: int) -> Tensor:
+    pe = torch.zeros(*positions.shape, d_model, dtype=positions.dtype)
+    pe[...] = table_where(positions, d_model)  # cut to whole numbers on the way in
+    return pe
+
+
+def sines_then_cosines_odd_sine_last(positions: Tensor, d_model: int) -> Tensor:
+    pe = []
+    for i in range(d_model // 2):
+        pe.append(torch.sin(positions / 10000 ** (2 * i / d_model)))
+    for i in range(d_model // 2):
+        pe.append(torch.cos(positions / 10000 ** (2 * i / d_model)))
+    if d_model % 2 == 1:
+        pe.append(torch.sin(positions / 10000 ** ((d_model - 1) / d_model)))
+    return torch.stack(pe, dim=-1)
+
+
 TABLE_WRONG: dict[str, tuple[Callable[[Tensor, int], Tensor], str]] = {
     "base 1000": (lambda p, d: _pe(p, d, base=1000), "1000 as the base"),
     "sin and cos swapped": (lambda p, d: _pe(p, d, swap=True), "cosines in the even dimensions"),
@@ -200,8 +217,12 @@ TABLE_WRONG: dict[str, tuple[Callable[[Tensor, int], Tensor], str]] = {
     "flattened": (flat_positions, "flattened a batch of positions"),
     "2j / d": (exponent_two_j, "2j / d"),
     "from 1": (lambda p, d: table_where(p + 1, d), "counting them from 1"),
+    "an integer table": (table_in_the_positions_dtype, "the positions' integer dtype"),
 }
-TABLE_NAMED_TWICE = {"multiplied in float32": (multiplied_in_float32, "multiplied the position")}
+TABLE_NAMED_TWICE = {
+    "multiplied in float32": (multiplied_in_float32, "multiplied the position"),
+    "halves, the odd sine last": (sines_then_cosines_odd_sine_last, "all the sines first"),
+}
 
 
 @pytest.mark.parametrize("name", TABLE_RIGHT)
@@ -221,8 +242,9 @@ def test_each_table_mistake_is_caught_and_named(name: str) -> None:
 def test_the_table_of_exercise_1_is_the_one_tested_here() -> None:
     table = [m.name for m in known_mistakes("ex1_sinusoidal_table")]
     for _, words in TABLE_WRONG.values():
-        assert sum(words in name for name in table) == 1, words
-    assert len(table) == len(TABLE_WRONG) + 2  # and two copies of one-row code (below)
+        assert sum(words in name for name in dict.fromkeys(table)) == 1, words
+    # and two copies of one-row code (below), and the sines first written a second way
+    assert len(table) == len(TABLE_WRONG) + 3
 
 
 def test_a_copy_of_section_2s_encode_is_named_twice_over() -> None:
@@ -383,6 +405,11 @@ def rotary_multiplied_float32(x: Tensor) -> Tensor:
     return torch.stack((a * c - b * s, a * s + b * c), -1).flatten(-2)
 
 
+def rotary_without_the_pair(x: Tensor) -> Tensor:
+    theta = torch.repeat_interleave(_theta(x), 2, dim=-1)  # (T, D): each pair's angle twice
+    return x * torch.cos(theta) + x * torch.sin(theta)
+
+
 ROTARY_WRONG: dict[str, tuple[Callable[[Tensor], Tensor], str]] = {
     "from 1": (lambda x: _turn(x, _theta(x, start=1)), "counted the positions from 1"),
     "clockwise": (lambda x: _turn(x, _theta(x), sign=-1.0), "clockwise"),
@@ -408,6 +435,11 @@ ROTARY_WRONG: dict[str, tuple[Callable[[Tensor], Tensor], str]] = {
     ),
     "T from dim 0": (rotary_first_dim, "from the first dimension"),
     "positions along dim 0": (rotary_along_first_dim, "each batch entry turned as one"),
+    "PE added": (
+        lambda x: x + torch.stack((_theta(x).sin(), _theta(x).cos()), -1).flatten(-2),
+        "added the sinusoidal encoding",
+    ),
+    "x cos + x sin": (rotary_without_the_pair, "its own cos + sin"),
 }
 ROTARY_NAMED_TWICE = {"multiplied in float32": (rotary_multiplied_float32, "multiplied by")}
 

@@ -60,6 +60,14 @@ def cached_blocked(T_q: int, T_k: int) -> Tensor:
     return mask
 
 
+def keys_loop_to_t_q(T_q: int, T_k: int) -> Tensor:
+    mask = torch.zeros(T_q, T_k, dtype=torch.bool)
+    for i in range(T_q):
+        for j in range(T_q):  # should run over the T_k keys
+            mask[i, j] = j <= T_k - T_q + i
+    return mask
+
+
 CAUSAL_WRONG: dict[str, tuple[Callable[[int, int], Tensor], str]] = {
     "True = blocked": (
         lambda T_q, T_k: torch.ones(T_q, T_k, dtype=torch.bool).triu(T_k - T_q + 1),
@@ -103,6 +111,11 @@ CAUSAL_WRONG: dict[str, tuple[Callable[[int, int], Tensor], str]] = {
         lambda T_q, T_k: torch.arange(T_k)[:, None] <= torch.arange(T_k - T_q, T_k)[None],
         "keys in the rows",
     ),
+    "additive": (
+        lambda T_q, T_k: torch.full((T_q, T_k), float("-inf")).triu(T_k - T_q + 1),
+        "an additive float mask",
+    ),
+    "keys loop stops at T_q": (keys_loop_to_t_q, "looked only at the first T_q keys"),
 }
 
 
@@ -231,6 +244,15 @@ PADDING_WRONG: dict[str, tuple[Callable[[list[int], int], Tensor], str]] = {
         "along the same dimension",
     ),
 }
+# A mistake the table writes twice, as the two ways give different numbers.
+PADDING_SECOND_WAYS = {
+    "(T, B) reshaped to (B, 1, 1, T)": (
+        lambda lengths, n: torch.stack([torch.arange(n) < m for m in lengths], 1).view(
+            len(lengths), 1, 1, n
+        ),
+        "the lengths along the rows",
+    ),
+}
 
 
 @pytest.mark.parametrize("name", PADDING_RIGHT)
@@ -239,16 +261,16 @@ def test_right_padding_masks_pass(name: str) -> None:
     assert report.passed, report
 
 
-@pytest.mark.parametrize("name", PADDING_WRONG)
+@pytest.mark.parametrize("name", [*PADDING_WRONG, *PADDING_SECOND_WAYS])
 def test_each_padding_mistake_is_caught_and_named(name: str) -> None:
-    fn, words = PADDING_WRONG[name]
+    fn, words = {**PADDING_WRONG, **PADDING_SECOND_WAYS}[name]
     report = checks.check_my_padding_mask(fn)
     assert not report.passed
     assert words in str(report), report
 
 
 def test_the_table_of_exercise_2_is_the_one_tested_here() -> None:
-    table = [m.name for m in known_mistakes("ex2_padding_mask")]
+    table = list(dict.fromkeys(m.name for m in known_mistakes("ex2_padding_mask")))
     for _, words in PADDING_WRONG.values():
         assert sum(words in name for name in table) == 1, words
     assert len(table) == len(PADDING_WRONG)
@@ -377,6 +399,13 @@ def zeroed_for_the_caller(q, k, v, mask):
     return out, weights * mask
 
 
+def mask_made_4d(q, k, v, mask):
+    mask = mask[None, None]  # (1, 1, T_q, T_k), like the scores of a batch of heads
+    s = _scores(q, k).masked_fill(~mask, torch.finfo(q.dtype).min)
+    weights = torch.softmax(s, dim=-1).masked_fill(~mask, 0.0)
+    return weights @ v, weights
+
+
 def _right_with(scores: Callable[[Tensor, Tensor, Tensor], Tensor], dim: int = -1):
     def attend(q, k, v, mask):
         s = scores(q, k, v).masked_fill(~mask, torch.finfo(q.dtype).min)
@@ -417,6 +446,11 @@ ATTENTION_WRONG: dict[str, tuple[Callable[..., tuple[Tensor, Tensor]], str]] = {
     "−1e9 with torch.where": (minus_1e9_where, "(−inf in float16)"),
     "zeroed after only": (zeroed_after_only, "without masking the scores first"),
     "scores times mask": (scores_times_mask, "set the blocked scores to 0"),
+    "scores times mask, never zeroed": (
+        lambda q, k, v, mask: ((w := (_scores(q, k) * mask).softmax(-1)) @ v, w),
+        "set the blocked scores to 0",
+    ),
+    "mask made 4-D": (mask_made_4d, "two new leading dimensions"),
     "zeroed for the caller": (zeroed_for_the_caller, "only in the weights returned"),
     "√d_v": (_right_with(lambda q, k, v: _scores(q, k, math.sqrt(v.size(-1)))), "√d_v"),
     "no scale": (_right_with(lambda q, k, v: q @ k.transpose(-2, -1)), "did not scale"),
@@ -462,8 +496,9 @@ def test_the_table_of_exercise_3_is_the_one_tested_here() -> None:
     for _, words in ATTENTION_WRONG.values():
         assert sum(words in name for name in table) == 1, words
     # −inf and renormalising: one mistake; so are a fill float16 cannot hold and float32 mixed
-    # in (which the table writes twice, as they raise different errors)
-    assert len(table) == len(ATTENTION_WRONG) - 2
+    # in (which the table writes twice, as they raise different errors), and the scores set to
+    # 0 with or without the blocked weights zeroed after
+    assert len(table) == len(ATTENTION_WRONG) - 3
 
 
 def test_an_empty_row_and_a_blocked_weight_are_reported_in_words() -> None:

@@ -83,6 +83,10 @@ GATED_WRONG: dict[str, tuple[Callable[..., Tensor], str]] = {
     ),
     "a sum": (lambda x, g, u, d: (F.gelu(x @ g.T) + (x @ u.T)) @ d.T, "added the two branches"),
     "no up branch": (lambda x, g, u, d: F.linear(F.gelu(F.linear(x, g)), d), "left out the up"),
+    "w_gate in both branches": (
+        lambda x, g, u, d: (F.gelu(h := F.linear(x, g)) * h) @ d.T,
+        "w_up never enters",
+    ),
     "ReLU": (lambda x, g, u, d: (F.relu(x @ g.T) * (x @ u.T)) @ d.T, "used ReLU"),
     "sigmoid": (lambda x, g, u, d: (torch.sigmoid(x @ g.T) * (x @ u.T)) @ d.T, "sigmoid gate"),
     "SiLU by hand": (

@@ -55,8 +55,10 @@ class Encoder(nn.Module):
             return (self.dropout_1 if which == 1 else self.dropout_2)(t)
         if m == "F.dropout":
             return nn.functional.dropout(t, p=0.1, training=self.training)
-        if m == "no dropout" or (m == "dropout in one block" and which == 2):
+        if m == "no dropout" or m == f"no dropout in block {which}":
             return t
+        if m == "dropout twice":
+            return self.dropout(self.dropout(t))
         return self.dropout(t)
 
     def forward(self, x: Tensor, mask: Tensor | None = None) -> Any:
@@ -177,7 +179,9 @@ ENCODER_WRONG = {
     encoder()(D_MODEL, NUM_HEADS, D_FF): "instead of the class itself",
     EncoderLateSuper: "before calling super().__init__()",
     EncoderWithoutMask: "with other arguments than the task's",
-    encoder("dropout in one block"): "somewhere else than on each sublayer's output",
+    encoder("no dropout in block 1"): "left the self-attention block without dropout",
+    encoder("no dropout in block 2"): "left the feed-forward block without dropout",
+    encoder("dropout twice"): "somewhere else than on each sublayer's output",
     encoder("mask on the queries"): "let the padding reach the real tokens",
 }
 
@@ -297,8 +301,10 @@ class Decoder(nn.Module):
             return norm(drop(inp + out))
         if m == "dropout after the norm":
             return drop(norm(inp + out))
-        if m == "no dropout" or (m == "no dropout in block 0" and i == 0):
+        if m == "no dropout" or m == f"no dropout in block {i}":
             return norm(inp + out)
+        if m == "dropout twice":
+            return norm(inp + drop(drop(out)))
         if m == "LN(input) + out":
             return norm(inp) + drop(out)
         residual = m != f"no residual {i}"
@@ -438,7 +444,10 @@ DECODER_WRONG = {
     decoder()(D_MODEL, NUM_HEADS, D_FF): "instead of the class itself",
     DecoderLateSuper: "before calling super().__init__()",
     DecoderWithoutMask: "with other arguments than the task's",
-    decoder("no dropout in block 0"): "somewhere else than on each sublayer's output",
+    decoder("no dropout in block 0"): "left the self-attention block without dropout",
+    decoder("no dropout in block 1"): "left the cross-attention block without dropout",
+    decoder("no dropout in block 2"): "left the feed-forward block without dropout",
+    decoder("dropout twice"): "somewhere else than on each sublayer's output",
     decoder("future leak"): "let a position read later target positions",
 }
 

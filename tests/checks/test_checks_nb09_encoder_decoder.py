@@ -126,6 +126,16 @@ SMOOTHING_WRONG: dict[str, tuple[Callable[..., Any], str]] = {
         ),
         "logarithm of the softmax",
     ),
+    "log-sum-exp by hand, no shift": (
+        lambda x, y, e, p: _masked_mean(
+            _per_position(
+                x, y, e, p, log_p=lambda z: z - torch.log(torch.exp(z).sum(2))[..., None]
+            ),
+            y,
+            p,
+        ),
+        "without subtracting the largest logit",
+    ),
     "the lesson's q": (
         lambda x, y, e, p: _masked_mean(
             (1 - e) * -x.log_softmax(-1).gather(-1, y[..., None])[..., 0]
@@ -319,6 +329,19 @@ SCHEDULE_WRONG: dict[str, tuple[Callable[..., Any], str]] = {
         lambda s, peak, w, n, f: peak * s / w if s <= w else max(peak * f, peak * math.sqrt(w / s)),
         "1/√step",
     ),
+    "1/sqrt with the floor around everything": (
+        lambda s, peak, w, n, f: max(peak * f, min(peak * s / w, peak * math.sqrt(w / s))),
+        "1/√step",
+    ),
+    "cosine": (
+        lambda s, peak, w, n, f: (
+            peak * s / w
+            if s <= w
+            else peak * f
+            + (peak - peak * f) * 0.5 * (1 + math.cos(math.pi * min(s - w, n - w) / (n - w)))
+        ),
+        "along a cosine",
+    ),
     "//": (
         lambda s, peak, w, n, f: min(peak * (s // w), max(peak * f, _line(s, peak, w, n, f))),
         "divided with //",
@@ -403,6 +426,8 @@ def learner_beam(
             return total / n**alpha
         if slip == "6**α":
             return total / ((5 + n) / 6**alpha)
+        if slip == "/ (5 + n) / 6**α":
+            return total / (5 + n) / 6**alpha
         if slip == "times":
             return total * ((5 + n) / 6) ** alpha
         return total / ((5 + n) / 6) ** alpha
@@ -411,7 +436,8 @@ def learner_beam(
     for _ in range(steps):
         pool: list[tuple[float, list[int]]] = [] if slip in ("drop ended", "aside") else list(done)
         for total, tokens in alive:
-            out, _, _ = model.decode(torch.tensor([[bos, *tokens]]), memory, mask)
+            prefix = [tokens[-1] if tokens else bos] if slip == "last token" else [bos, *tokens]
+            out, _, _ = model.decode(torch.tensor([prefix]), memory, mask)
             logits = out[0, 0 if slip == "first position" else -1].double()
             if slip == "positions":  # normalised down the column of positions
                 full = out[0].double()
@@ -472,6 +498,8 @@ BEAM_WRONG = {
     "no penalty": "with no length penalty",
     "|y|^α": "divided by |y|^α",
     "6**α": "raised only the 6 to the power α",
+    "/ (5 + n) / 6**α": "raised only the 6 to the power α",
+    "last token": "gave the decoder only the last token",
     "times": "multiplied the sum by the length penalty",
     "no eos in |y|": "left the <eos> out of |y|",
     "bos in |y|": "counted the <bos> in |y|",

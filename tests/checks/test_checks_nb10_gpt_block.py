@@ -195,6 +195,13 @@ def ffn_reads_x(self, x, mask):  # type: ignore[no-untyped-def]
     return x + self.dropout(a) + self.dropout(f), w
 
 
+def ffn_added_to_x(self, x, mask):  # type: ignore[no-untyped-def]
+    attended, w = self.attention(self.norm_1(x), mask=mask)
+    stream = x + self.dropout(attended)
+    out = x + self.dropout(self.feed_forward(self.norm_2(stream)))  # x, not the stream
+    return out, w
+
+
 def mask_flipped(self, x, mask):  # type: ignore[no-untyped-def]
     return Right.forward(self, x, mask == False)  # noqa: E712
 
@@ -290,6 +297,7 @@ WRONG = {
     "norms swapped": (_wrong(norms_swapped), "swapped the LayerNorms"),
     "normalised skip": (_wrong(normalised_skip), "to the normalised input"),
     "FFN reads x": (_wrong(ffn_reads_x), "fed the feed-forward network the block's input"),
+    "FFN added to x": (_wrong(ffn_added_to_x), "output to the block's input x"),
     "mask == False": (_wrong(mask_flipped), "inverted the mask"),
     "mask forgotten": (_wrong(mask_forgotten), "did not pass the mask"),
     "ReLU": (Relu, "default activation (ReLU)"),

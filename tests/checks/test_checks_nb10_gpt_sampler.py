@@ -17,7 +17,7 @@ import torch
 import attnlib
 from attnlib import checks
 from attnlib.checks._exercise import known_mistakes
-from attnlib.checks.nb10_gpt import sampler
+from attnlib.checks.nb10_gpt import sampler, sampler_counts
 from attnlib.course import sliders
 from attnlib.sampling import next_token_probs, sample_next_token
 from benchmarks.sampler_checker import right_sampler
@@ -73,7 +73,18 @@ def gumbel_max(logits, temperature, k, p, generator):  # type: ignore[no-untyped
     return (z + noise).argmax(dim=-1, keepdim=True)
 
 
-RIGHT = {"the exercise's": right_sampler, "inverse CDF": inverse_cdf, "Gumbel-max": gumbel_max}
+def last_of_the_tied(logits, temperature, k, p, generator):  # type: ignore[no-untyped-def]
+    if temperature == 0:  # greedy; of tied logits, the last
+        return logits.shape[-1] - 1 - logits.flip(-1).argmax(dim=-1, keepdim=True)
+    return right_sampler(logits, temperature, k, p, generator)
+
+
+RIGHT = {
+    "the exercise's": right_sampler,
+    "inverse CDF": inverse_cdf,
+    "Gumbel-max": gumbel_max,
+    "greedy takes the last of tied logits": last_of_the_tied,
+}
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -191,7 +202,34 @@ def one_draw(logits, temperature, k, p, generator):  # type: ignore[no-untyped-d
     return torch.multinomial(probs, 1, generator=generator).repeat(logits.shape[0], 1)
 
 
+def draws_at_zero(logits, temperature, k, p, generator):  # type: ignore[no-untyped-def]
+    if temperature == 0:  # the limit of softmax(z / T): the tied largest share the mass
+        top = (logits == logits.max(-1, keepdim=True).values).double()
+        probs = top / top.sum(-1, keepdim=True)
+    else:
+        probs = _filters(logits / temperature, k, p)
+    return torch.multinomial(probs, 1, generator=generator)
+
+
+def top_k_places(logits, temperature, k, p, generator):  # type: ignore[no-untyped-def]
+    if temperature == 0:
+        return logits.argmax(-1, keepdim=True)
+    z = logits / temperature
+    if k is not None:
+        z = z.topk(k, dim=-1).values  # (B, k): the k largest
+    probs = z.softmax(-1)
+    if p is not None:
+        probs = top_p(probs, p)
+    return torch.multinomial(probs, 1, generator=generator)
+
+
 WRONG: dict[str, tuple[Callable[..., Tensor], str]] = {
+    "a draw among tied logits at T = 0": (draws_at_zero, "drew from the limit"),
+    "a place among the top k": (top_k_places, "place among the top k"),
+    "no temperature with a filter": (
+        _sampler(lambda z, t, k, p: _filters(z if k or p else z / t, k, p)),
+        "left the temperature out when top-k or top-p is on",
+    ),
     "T after softmax": (
         _sampler(lambda z, t, k, p: _filters(z, k, p) / t),
         "the temperature changes nothing",
@@ -302,12 +340,12 @@ def test_the_bound_is_bernsteins_and_holds_against_the_exact_binomial_tail() -> 
     n = sampler.DRAWS
     counts = torch.arange(n + 1, dtype=torch.float64)
     for p in (0.003, 0.05, 0.281, 0.5, 0.719, 0.98):
-        t = sampler.allowed_deviation(p, n, delta)
+        t = sampler_counts.allowed_deviation(p, n, delta)
         binomial = torch.distributions.Binomial(n, torch.tensor(p, dtype=torch.float64))
         tail = binomial.log_prob(counts)[(counts - n * p).abs() > t].exp().sum().item()
         assert tail < delta  # the exact chance of a false failure is below the budget
         assert t < 0.03 * n  # and the bound is tight enough to see a 3-point shift
-    assert sampler.allowed_deviation(0.0, n, delta) == 0.0
+    assert sampler_counts.allowed_deviation(0.0, n, delta) == 0.0
 
 
 def test_every_case_sits_well_away_from_its_top_p_boundary() -> None:

@@ -65,10 +65,24 @@ def _loop_over_matrix_columns(x: Tensor) -> Tensor:
     return out
 
 
+def _loop_over_last_size(x: Tensor) -> Tensor:
+    out = x.clone()
+    for j in range(x.shape[-1]):  # N columns, picked out as x[:, j]
+        out[:, j] = x[:, j] / x[:, j].sum()
+    return out
+
+
 def _in_place(x: Tensor) -> Tensor:
     x /= x.sum(dim=-2, keepdim=True)
     return x
 
+
+LOOP_OVER_X_J = "looped over x[:, j] as the columns, which they are only for a single (T, N) matrix"
+LOOP_OVER_X_J_WHY = (
+    "for a batch (B, T, N), x[:, j] is row j of every matrix, and its total adds up entries of "
+    "different matrices: the columns are picked out along dimension -2, whatever the number of "
+    "dimensions in front."
+)
 
 MISTAKES = (
     Mistake(
@@ -160,13 +174,9 @@ MISTAKES = (
         "a share is the entry itself divided by its column's total; e^x changes the proportions.",
         lambda x: torch.exp(x) / torch.exp(x).sum(dim=-2, keepdim=True),
     ),
-    Mistake(
-        "looped over x[:, j] as the columns, which they are only for a single (T, N) matrix",
-        "for a batch (B, T, N), x[:, j] is row j of every matrix, and its total adds up entries "
-        "of different matrices: the columns are picked out along dimension -2, whatever the "
-        "number of dimensions in front.",
-        _loop_over_matrix_columns,
-    ),
+    Mistake(LOOP_OVER_X_J, LOOP_OVER_X_J_WHY, _loop_over_matrix_columns),
+    # the same loop run over the N columns: on a batch, x[:, j] runs out of rows and raises
+    Mistake(LOOP_OVER_X_J, LOOP_OVER_X_J_WHY, _loop_over_last_size),
     Mistake(
         "divided with //, which rounds every share down to a whole number",
         "// is floor division: each share lies between 0 and 1, so it rounds down to 0 (or to "

@@ -79,6 +79,29 @@ def _in_float32(f: Function, x: Tensor) -> Tensor:
     return x.grad
 
 
+def _grad_of_the_output(f: Function, x: Tensor) -> Tensor:
+    x = _copy(x)
+    y = f(x)
+    y.retain_grad()  # as torch's warning about a non-leaf .grad suggests
+    y.sum().backward()
+    return y.grad
+
+
+def _the_copy(f: Function, x: Tensor) -> Tensor:
+    x = _copy(x)
+    f(x).sum().backward()
+    return x
+
+
+def _loop_over_first_dimension(f: Function, x: Tensor) -> Tensor:
+    slopes = []
+    for i in range(len(x)):
+        xi = x[i].detach().clone().requires_grad_(True)
+        f(xi).backward()
+        slopes.append(xi.grad)
+    return torch.stack(slopes)
+
+
 def _finite_difference(f: Function, x: Tensor) -> Tensor:
     h = 1e-6
     with torch.no_grad():
@@ -165,6 +188,25 @@ MISTAKES = (
         "for a vector x the Jacobian is n × n and its diagonal is the list of f'(x_i); for a "
         "(2, 3) x it is (2, 3, 2, 3), and a diagonal of two of its dimensions is something else.",
         lambda f, x: torch.autograd.functional.jacobian(f, x).diagonal(),
+    ),
+    Mistake(
+        "returned the .grad of f(x), the output, which is all ones",
+        "backward() of the sum gives every entry of f(x) a gradient of 1, whatever f is: the "
+        "derivatives of f are stored in the .grad of the input copy that went through f.",
+        _grad_of_the_output,
+    ),
+    Mistake(
+        "returned the copy of x, not its .grad",
+        "the copy still holds the points x_i themselves; backward() puts the derivatives at "
+        "those points in the copy's .grad.",
+        _the_copy,
+    ),
+    Mistake(
+        "looped over x[i], which are single entries only when x is a vector",
+        "for a matrix, x[i] is a whole row and f of it holds many numbers, which backward() "
+        "refuses; x may have any shape, and one backward() from one number built from all of "
+        "f(x) gives every derivative at once.",
+        _loop_over_first_dimension,
     ),
 )
 NO_REQUIRES_GRAD, CHANGES_X, FINITE_DIFFERENCE = MISTAKES[2], MISTAKES[7], MISTAKES[8]

@@ -66,6 +66,11 @@ def _dot_t(x: Tensor, w: Tensor, b: Tensor) -> Tensor:
         return (x.T @ w.T + b).T
 
 
+def _column_u_of_the_weight(x: Tensor, w: Tensor, b: Tensor) -> Tensor:
+    rows = [(w[:, u][:, None] * x).sum(dim=-2) + b[u] for u in range(w.shape[0])]
+    return torch.stack(rows, dim=-2)  # output position u from column u of the weight
+
+
 def _mean_over_positions(x: Tensor, w: Tensor, b: Tensor) -> Tensor:
     products = w[:, :, None] * x.unsqueeze(-3)  # (..., T_out, T, C)
     return products.mean(dim=-2) + b[:, None]
@@ -145,6 +150,20 @@ MISTAKES = (
         "channels are picked out along the last dimension, whatever the number of dimensions "
         "in front.",
         _loop_over_matrix_channels,
+    ),
+    Mistake(
+        "named the three dimensions of a (B, T, C) batch in the einsum, so it fits no other shape",
+        "x may be one sequence (T, C) or have several leading dimensions: an einsum whose "
+        "subscripts for x have exactly three letters refuses any other number of dimensions. "
+        "einsum's ellipsis stands for however many leading dimensions there are.",
+        lambda x, w, b: torch.einsum("ut,btc->buc", w, x) + b[:, None],
+    ),
+    Mistake(
+        "took column u of the weight for output position u, not row u",
+        "the weight is stored (T_out, T): row u holds the T numbers that mix the inputs into "
+        "output u, one per input position. Column u holds one number per output position; it "
+        "lines up with x's positions only when T = T_out, and then mixes the wrong way.",
+        _column_u_of_the_weight,
     ),
     Mistake(
         "averaged the weighted positions instead of adding them up",

@@ -10,6 +10,7 @@ also leave the tensors it is given as they were.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 
 import torch
@@ -66,6 +67,12 @@ def _loop_over_len(a: Tensor, b: Tensor) -> Tensor:
     return total
 
 
+def _diagonal_of_a_times_b_t(a: Tensor, b: Tensor) -> Tensor:
+    with warnings.catch_warnings():  # torch warns that .T of a batch is deprecated
+        warnings.simplefilter("ignore", UserWarning)
+        return (a @ b.T).diagonal()
+
+
 MISTAKES = (
     Mistake(
         "added up every product of the whole tensors, with no dimension",
@@ -103,6 +110,15 @@ MISTAKES = (
         "builds N² of them to keep N; for single vectors or a batch (B, N, n) there is no one "
         "matrix to take the diagonal of.",
         lambda a, b: torch.diag(_table(a, b)),
+    ),
+    Mistake(
+        "took the diagonal of a times b transposed, which holds the pairs' dot products only "
+        "for two stacks (N, n)",
+        "the product of a with b transposed is a table of every vector of a against every "
+        "vector of b; its diagonal is the pairs only when both are stacks of N vectors. Two "
+        "single vectors give one number with no diagonal, and for a batch the diagonal runs "
+        "across the wrong dimensions.",
+        _diagonal_of_a_times_b_t,
     ),
     Mistake(
         "kept the summed dimension, so every dot product comes in a list of one",

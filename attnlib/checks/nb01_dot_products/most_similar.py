@@ -5,8 +5,11 @@ It takes the score table of section 10, made of cosines, with the word itself le
 cases show each mistake: a stack with one very long vector (the plain dot product picks it for
 every row), vectors that all point apart (every cosine is negative, so a 0 put on the diagonal
 beats them all), a square stack (the table of the columns has the right shape), batches (dim 0
-and ``.T`` are wrong there), two vectors (only the word itself is wrong there) and a vector
-listed twice (the second-best cosine can then be the vector itself).
+and ``.T`` are wrong there; in a (3, 3, 3) batch ``.T`` runs, a mask sized by the first
+dimension fits and code for one stack takes stacks for vectors), two vectors (only the word
+itself is wrong there) and a vector listed twice (the second-best cosine can then be the vector
+itself). An answer right on every single stack and wrong on every batch, in a way no entry of the
+table matches, is told that it handles one stack only.
 """
 
 from __future__ import annotations
@@ -16,9 +19,9 @@ from collections.abc import Callable
 
 import torch
 
-from attnlib.checks._exercise import Exercise, Mistake, checker_of, register
-from attnlib.checks._framework import Case, CheckResult, fixed_generator, randn64
-from attnlib.checks._run import Property
+from attnlib.checks._exercise import Exercise, Mistake, checker_of, failed, register
+from attnlib.checks._framework import Case, CheckResult, compare_outputs, fixed_generator, randn64
+from attnlib.checks._run import Property, call
 from attnlib.checks.nb00_pytorch._errors import check_by_message
 from attnlib.checks.nb01_dot_products.cosine import COSINES
 
@@ -79,6 +82,35 @@ def _unshifted(x: Tensor) -> Tensor:
         out[..., i] = others.argmax(dim=-1)
     return out
 
+
+def _eye_of_first_size(x: Tensor) -> Tensor:
+    table = _cosines(x)
+    itself = torch.eye(x.shape[0], dtype=torch.bool)  # T for one stack, B for a batch
+    return table.masked_fill(itself, -math.inf).argmax(dim=-1)
+
+
+def _rows_of_one_stack(x: Tensor) -> Tensor:
+    t = x.shape[0]
+    best = []
+    for i in range(t):
+        top, where = -2.0, -1
+        for j in range(t):
+            if j != i:
+                c = (x[i] @ x[j] / (x[i].norm() * x[j].norm())).item()
+                if c > top:
+                    top, where = c, j
+        best.append(where)
+    return torch.tensor(best)
+
+
+# Named also for any answer right on every single stack and wrong on every batch.
+ONE_STACK_ONLY = Mistake(
+    "wrote it for one (T, C) stack only, so a batch of stacks comes out wrong",
+    "X may be a batch (B, T, C): code that loops over the rows of X, or counts dimensions from "
+    "the front, takes a whole stack of a batch for one vector. Counted from the end, the last "
+    "dimension holds a vector's entries and the one before it the vectors, whatever the shape.",
+    _rows_of_one_stack,
+)
 
 MISTAKES = (
     Mistake(
@@ -156,6 +188,22 @@ MISTAKES = (
         lambda x: _cosines(x).topk(2, dim=-1).indices[..., 1],
     ),
     Mistake(
+        "took out every cosine of 1 (or nearly 1), not the vector itself",
+        "a cosine of 1 means the same direction, not the same position: a vector listed twice, "
+        "or two that point the same way, lose each other too. It is the entry of each vector "
+        "with itself, the diagonal, that must be taken out.",
+        lambda x: (c := _cosines(x)).masked_fill(c > 0.9999, -2.0).argmax(dim=-1),
+    ),
+    Mistake(
+        "made the diagonal mask with the size of the first dimension, which is T only for one "
+        "stack",
+        "for a batch (B, T, C) the first dimension counts the stacks, not the vectors: the mask "
+        "must be (T, T), the size of the second-to-last dimension, to take out each vector "
+        "itself.",
+        _eye_of_first_size,
+    ),
+    ONE_STACK_ONLY,
+    Mistake(
         "left the vector itself out of its row but did not shift the positions after it",
         "removing entry i from row i moves every later entry one place to the left: a best "
         "found after i is at position j - 1 of the shortened row, one less than its place in X.",
@@ -197,21 +245,39 @@ def _cases() -> list[Case]:
         ("a square stack of 4 vectors of 4 numbers", _scaled(randn64(4, 4, generator=g), g)),
         ("a batch of 2 stacks of 4 vectors, (2, 4, 3)", _scaled(randn64(2, 4, 3, generator=g), g)),
         ("a batch of 3 stacks of 5 vectors, (3, 5, 2)", _scaled(randn64(3, 5, 2, generator=g), g)),
+        (
+            "a batch of 3 stacks of 3 vectors of 3 numbers, (3, 3, 3)",
+            _scaled(randn64(3, 3, 3, generator=g), g),
+        ),
         ("two vectors", _scaled(randn64(2, 3, generator=g), g)),
         ("4 vectors, vector 3 the same as vector 1 (a word listed twice)", twice),
     ]
     return [Case(d, (x,), _best_other(_cosines(x))) for d, x in specs]
 
 
+def _one_stack_only(fn: Callable[[Tensor], Tensor], cases: list[Case]) -> bool:
+    """Whether ``fn`` is right on every single stack (T, C) and wrong on every batch."""
+    for case in cases:
+        outcome = call(fn, case)
+        right = (
+            outcome.error is None
+            and compare_outputs(outcome.value, case.expected, "", 1e-5, 1e-4) is None
+        )
+        if right != (case.args[0].dim() == 2):
+            return False
+    return True
+
+
 @checker_of(MOST_SIMILAR_OTHER, MISTAKES)
 def check_most_similar_other(fn: Callable[[Tensor], Tensor]) -> CheckResult:
     """Check ``most_similar_other(X)``: for each row of ``(..., T, C)``, the index of the other
     row with the largest cosine similarity, ``(..., T)``."""
-    return check_by_message(
-        MOST_SIMILAR_OTHER,
-        fn,
-        _cases(),
-        MISTAKES,
-        forbidden=COSINES,
-        properties=(Property(_indices),),
+    cases = _cases()
+    result = check_by_message(
+        MOST_SIMILAR_OTHER, fn, cases, MISTAKES, forbidden=COSINES, properties=(Property(_indices),)
     )
+    unnamed = "not one of the usual mistakes" in result.message
+    if not unnamed or not _one_stack_only(fn, cases):
+        return result
+    where, problem = result.message.splitlines()[0].split(", ", 1)[1].split("': ", 1)
+    return failed(MOST_SIMILAR_OTHER, fn, where + "'", problem, ONE_STACK_ONLY)

@@ -89,6 +89,12 @@ MISTAKES = (
         lambda p, g: p * (g - (p * g).sum()),
     ),
     Mistake(
+        "took the weighted sum down the batch (dim 0), not along each row",
+        "each row is its own softmax with its own Jacobian: Σ_i p_i·g_i runs over the entries "
+        "of one row, the last dimension, not over the rows of the batch.",
+        lambda p, g: p * (g - (p * g).sum(dim=0, keepdim=True)),
+    ),
+    Mistake(
         "took each row's weighted sum without keeping its dimension",
         "the sums have shape (B,) and broadcast along the columns: a square batch mixes rows, "
         "any other shape fails.",

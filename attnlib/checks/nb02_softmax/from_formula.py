@@ -9,6 +9,7 @@ leave the x it is given as it was.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import torch
@@ -66,6 +67,10 @@ SOFTMAX_FROM_FORMULA = register(
 
 def _exp(x: Tensor) -> Tensor:
     return torch.exp(x)
+
+
+def _softmax_of(x: Tensor) -> Tensor:
+    return _exp(x) / _exp(x).sum(dim=-1, keepdim=True)
 
 
 def _rows_of(x: Tensor) -> Tensor:
@@ -134,6 +139,13 @@ MISTAKES = (
         "x − log Σ e^x is log p: every entry is negative and the row does not add up to 1. The "
         "weights are the exponentials divided by their total.",
         lambda x: x - torch.log(_exp(x).sum(dim=-1, keepdim=True)),
+    ),
+    Mistake(
+        "divided the scores by √n first, as scaled dot-product attention does",
+        "the 1/√d_k of attention scales q·k before the softmax; it is not part of softmax "
+        "itself. Dividing by √n softens every row: the weights come out flatter than the "
+        "softmax of the scores.",
+        lambda x: _softmax_of(x / math.sqrt(x.shape[-1])),
     ),
     Mistake(
         "looped over the rows with `for row in x`, which are rows only of a 2-D input",

@@ -1,8 +1,10 @@
 """Notebook 02, Exercise 2: a softmax along any dimension that never overflows or underflows.
 
 The cases show each mistake: rows of very different sizes (one maximum for the whole tensor),
-scores far apart (a shift by the minimum or the mean), float16 (``exp`` overflows above 11.1),
-reductions along dim 0 and dim 1, a square input (a maximum without ``keepdim``) and a tie.
+scores far apart (a shift by the minimum or the mean), scores just past exp's float32 limits
+(no shift, or a shift by the positions of the maxima, not their values), float16 (``exp``
+overflows above 11.1), reductions along dim 0 and dim 1, a square input (a maximum without
+``keepdim``) and a tie.
 """
 
 from __future__ import annotations
@@ -51,12 +53,40 @@ def _softmax(x: Tensor, dim: int) -> Tensor:
     return exps / exps.sum(dim=dim, keepdim=True)
 
 
+# A learner clamps at a limit of their own choosing; above 88.7 float32 overflows as if unclamped.
+_CLAMP_LIMITS = (10.0, 20.0, 30.0, 50.0, 60.0, 70.0, 80.0, 85.0, 88.0)
+_CLAMPS = tuple(
+    Mistake(
+        "clamped the scores instead of shifting them",
+        "clamping changes the differences between scores, and softmax depends on nothing "
+        "else: the weights come out wrong wherever a score was clamped.",
+        lambda x, dim=-1, t=limit: _softmax(x.clamp(-t, t), dim),
+    )
+    for limit in _CLAMP_LIMITS
+) + tuple(
+    Mistake(
+        "clamped the large scores from above instead of shifting them",
+        "clamping changes the differences between scores, and softmax depends on nothing "
+        "else: the large scores all become equal, and very negative ones still underflow "
+        "to 0 / 0.",
+        lambda x, dim=-1, t=limit: _softmax(x.clamp(max=t), dim),
+    )
+    for limit in _CLAMP_LIMITS
+)
+
 MISTAKES = (
     Mistake(
         "exponentiated the scores as they are, without shifting them",
         "e^1000 overflows to inf and inf / inf is NaN; e^-1000 underflows to 0 and 0 / 0 is NaN. "
         "In float16, exp already overflows above 11.1.",
         lambda x, dim=-1: torch.exp(x) / torch.exp(x).sum(dim=dim, keepdim=True),
+    ),
+    Mistake(
+        "subtracted the positions of the largest scores (what max(dim=...)[1] holds), not "
+        "their values",
+        "with a dim, max returns the largest values and their indices; an index is a small "
+        "whole number, so the scores are hardly shifted and e^1000 still overflows.",
+        lambda x, dim=-1: _shifted(x, x.max(dim=dim, keepdim=True)[1], dim),
     ),
     Mistake(
         "subtracted the largest score of the whole tensor, not each row's own largest",
@@ -97,14 +127,7 @@ MISTAKES = (
         "wrong dimension: a square input is shifted column by column, any other fails.",
         lambda x, dim=-1: _shifted(x, x.amax(dim=dim), dim),
     ),
-    Mistake(
-        "clamped the scores instead of shifting them",
-        "clamping changes the differences between scores, and softmax depends on nothing "
-        "else: the weights come out wrong wherever a score was clamped.",
-        lambda x, dim=-1: (
-            torch.exp(x.clamp(-80, 80)) / torch.exp(x.clamp(-80, 80)).sum(dim=dim, keepdim=True)
-        ),
-    ),
+    *_CLAMPS,
     Mistake(
         "divided by the largest exponential after exponentiating, instead of shifting first",
         "by then e^1000 has already overflowed to inf: the shift has to come before exp.",
@@ -152,7 +175,13 @@ def _stable_cases() -> list[Case]:
         ("[1, 2, 3, 4]", _f32(1, 2, 3, 4), -1),
         ("large scores [1000, 1001, 1002]", _f32(1000, 1001, 1002), -1),
         ("very negative scores [-1000, -1001, -1002]", _f32(-1000, -1001, -1002), -1),
+        (
+            "scores where float32's exp loses precision [-100, -101, -102]",
+            _f32(-100, -101, -102),
+            -1,
+        ),
         ("scores far apart [-500, 0, 500]", _f32(-500, 0, 500), -1),
+        ("scores just past exp's float32 limit of 88.7 [87, 88, 89.5]", _f32(87, 88, 89.5), -1),
         ("3 rows of very different sizes, dim=-1", mixed, -1),
         ("a (3, 4) tensor along dim=0", columns, 0),
         ("a square (3, 3) tensor along dim=0", square, 0),

@@ -132,6 +132,15 @@ MISTAKES = (
         lambda x, tau: _attend(_unit(x) @ _t(x) / tau, x),
     ),
     Mistake(
+        "divided row i of the dot products by ‖x_i‖² instead of by ‖x_i‖·‖x_j‖",
+        "cos(x_i, x_j) divides x_i·x_j by the lengths of both vectors; the product of a "
+        "column of lengths with itself is still one number per row, the square of x_i's "
+        "length, and x_j's length stays in every score.",
+        lambda x, tau: (lambda n: _attend(x @ _t(x) / (n * n) / tau, x))(
+            x.norm(dim=-1, keepdim=True)
+        ),
+    ),
+    Mistake(
         "divided each vector by its squared length",
         "the squared length over-corrects: the scores become x_i·x_j / (|x_i|²|x_j|²), which "
         "favours the shortest vectors instead of ignoring length.",

@@ -83,6 +83,13 @@ def _renormalised_after(x: Tensor, allowed: Tensor) -> tuple[Tensor, Tensor]:
     return weights @ x, weights
 
 
+def _float32_bias(x: Tensor, window: int) -> tuple[Tensor, Tensor]:
+    t = x.shape[-2]
+    bias = torch.zeros(t, t).masked_fill(~_band(t, 0, window - 1), -math.inf)  # float32
+    weights = torch.softmax(x @ x.transpose(-2, -1) + bias, dim=-1)
+    return weights @ x, weights
+
+
 def _renormalised(x: Tensor, allowed: Tensor) -> tuple[Tensor, Tensor]:
     weights = torch.softmax(x @ x.transpose(-2, -1), dim=-1) * allowed
     weights = weights / weights.sum(dim=-1, keepdim=True)
@@ -139,6 +146,19 @@ MISTAKES = (
         "let each position see window − 1 positions on both sides, past and future",
         "the window is causal: it reaches back from t, never forward.",
         lambda x, window: _masked(x, _band(x.shape[-2], -(window - 1), window - 1)),
+    ),
+    Mistake(
+        "cut the window off at t − window + 1 but not at t: each position also saw the future",
+        "a causal window has two ends: keys further back than t − window + 1 are hidden, and "
+        "so is every key after t.",
+        lambda x, window: _masked(x, _band(x.shape[-2], -x.shape[-2], window - 1)),
+    ),
+    Mistake(
+        "mixed a float32 tensor into the float16 scores, so the weights could not mix x",
+        "float16 together with float32 gives float32: the weights no longer have x's dtype, "
+        "and a matrix product needs both in one dtype. Whatever is added to or written into "
+        "the scores and weights should be made in x's dtype.",
+        _float32_bias,
     ),
     Mistake(
         "used the mask the wrong way round: the allowed scores were the ones hidden",

@@ -9,6 +9,7 @@ sequence of a batch), 1 layer (an off-by-one loop) and a sequence of one vector.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import torch
@@ -88,6 +89,21 @@ def _power_of_the_first(x: Tensor, layers: int) -> tuple[Tensor, Tensor]:
         out, _ = attnlib.naive_self_attention(out)
     first = attnlib.naive_self_attention(x)[1]  # (..., T, T)
     return out, torch.linalg.matrix_power(first, layers)
+
+
+def _mixed_by_a_power(x: Tensor, layers: int) -> tuple[Tensor, Tensor]:
+    first = attnlib.naive_self_attention(x)[1]  # (..., T, T)
+    recipe = torch.linalg.matrix_power(first, layers)
+    return recipe @ x, recipe
+
+
+def _scaled_layers(x: Tensor, layers: int) -> tuple[Tensor, Tensor]:
+    t = x.shape[-2]
+    out, mix = x, torch.eye(t, dtype=x.dtype).expand(*x.shape[:-2], t, t)
+    for _ in range(layers):
+        weights = torch.softmax(out @ out.transpose(-2, -1) / math.sqrt(x.shape[-1]), dim=-1)
+        out, mix = weights @ out, weights @ mix
+    return out, mix
 
 
 MISTAKES = (
@@ -186,6 +202,19 @@ MISTAKES = (
         "second layer's weights differ from the first's, so the mix is the product of "
         "different matrices, not a power of one.",
         _power_of_the_first,
+    ),
+    Mistake(
+        "mixed x with a power of the first layer's weights, the output included",
+        "only the first layer reads x: every later layer computes new weights from the "
+        "previous output, so neither the output nor the mix is the first layer's weights "
+        "applied again and again.",
+        _mixed_by_a_power,
+    ),
+    Mistake(
+        "divided each layer's scores by √C: naive layers are unscaled",
+        "the stack is made of the naive layers of section 2, softmax(x xᵀ) with no scaling; "
+        "the 1/√C of notebook 02 gives other weights in every layer.",
+        _scaled_layers,
     ),
 )
 

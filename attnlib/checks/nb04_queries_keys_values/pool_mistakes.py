@@ -111,6 +111,26 @@ def _squeezed_all(x: Tensor, query: Tensor, key_proj: Linear, value_proj: Linear
     return out.squeeze(), weights.squeeze()
 
 
+def _keys_mixed(x: Tensor, query: Tensor, key_proj: Linear, value_proj: Linear) -> Pair:
+    keys = key_proj(x)  # (B, T, d_k)
+    weights = torch.softmax(keys @ query / math.sqrt(query.shape[-1]), dim=-1)
+    return (weights.unsqueeze(-1) * keys).sum(dim=-2), weights
+
+
+def _scaled_after(x: Tensor, query: Tensor, key_proj: Linear, value_proj: Linear) -> Pair:
+    weights = torch.softmax(key_proj(x) @ query, dim=-1) / math.sqrt(query.shape[-1])
+    return _pool(weights, x, value_proj)
+
+
+def _first_skipped(x: Tensor, query: Tensor, key_proj: Linear, value_proj: Linear) -> Pair:
+    outs, all_weights = [], []
+    for b in range(1, x.shape[0]):  # from 1: the first sequence is left out
+        out, weights = _right(x[b : b + 1], query, key_proj, value_proj)
+        outs.append(out[0])
+        all_weights.append(weights[0])
+    return torch.stack(outs), torch.stack(all_weights)
+
+
 def _only_out(x: Tensor, query: Tensor, key_proj: Linear, value_proj: Linear) -> Tensor:
     return _right(x, query, key_proj, value_proj)[0]
 
@@ -171,6 +191,24 @@ MISTAKES = (
         "the query is a learned vector that is already d_k wide, in the space of the keys: it "
         "is not a token, and no layer projects it.",
         _query_projected,
+    ),
+    Mistake(
+        "mixed the keys with the weights instead of the values",
+        "the keys only decide the weights; what each sequence hands over is a mix of its values, "
+        "value_proj(x), d_v wide.",
+        _keys_mixed,
+    ),
+    Mistake(
+        "divided the weights by √d_k after the softmax instead of the scores before it",
+        "the scale belongs to the scores, where it sets how sharp the softmax is; dividing the "
+        "weights afterwards leaves every sequence's weights summing to 1/√d_k instead of 1.",
+        _scaled_after,
+    ),
+    Mistake(
+        "left out the first sequence of the batch (a loop over the batch that starts at 1)",
+        "range(1, B) starts at the second sequence: the results have B − 1 rows, and a batch of "
+        "one sequence gives none at all.",
+        _first_skipped,
     ),
     Mistake(
         "averaged the values evenly, ignoring the query",

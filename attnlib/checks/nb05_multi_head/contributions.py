@@ -3,8 +3,9 @@ term per head, (B, H, T, C).
 
 The cases show each mistake: H·D = C and H·D ≠ C (W^O transposed, its columns taken for its
 rows: numbers in one, an error in the other), H = 1 (where the whole W^O is right), D = 1, a
-single token (where a view after a transpose happens to work) and B, H, T all different (the
-parts in the layout (B, T, H, C)).
+single token (where a view after a transpose happens to work), B, H, T all different (the
+parts in the layout (B, T, H, C)), H = D (where blocks of H rows happen to be right) and T = H
+(where one block of W^O per token happens to be right).
 """
 
 from __future__ import annotations
@@ -91,6 +92,16 @@ def _rows_from_h(heads: Tensor, w_o: Tensor) -> Tensor:
     return torch.stack([heads[:, h] @ w_o[h : h + d] for h in range(heads.shape[1])], dim=1)
 
 
+def _blocks_of_h_rows(heads: Tensor, w_o: Tensor) -> Tensor:
+    h = heads.shape[1]  # the number of heads where the head size belongs
+    return torch.stack([heads[:, i] @ w_o[i * h : (i + 1) * h] for i in range(h)], dim=1)
+
+
+def _one_block_per_token(heads: Tensor, w_o: Tensor) -> Tensor:
+    t = heads.shape[2]  # the heads' shape read as (B, T, H, D): T taken for H
+    return heads @ w_o.reshape(t, -1, w_o.shape[-1])
+
+
 def _equal_shares(heads: Tensor, w_o: Tensor) -> Tensor:
     b, h, t, _ = heads.shape
     share = merge(heads) @ w_o / h  # (B, T, C)
@@ -130,6 +141,20 @@ MISTAKES = (
         "head h's block of the concatenation starts at entry hD, after the D entries of each "
         "head before it: its rows of W^O start there too, so the blocks do not overlap.",
         _rows_from_h,
+    ),
+    Mistake(
+        "cut W^O into blocks of H rows instead of D, mixing up the number of heads and the head "
+        "size",
+        "head h's entries of the concatenation are D wide, so it meets D rows of W^O, starting "
+        "at row hD; blocks of H rows fit only when H happens to equal D.",
+        _blocks_of_h_rows,
+    ),
+    Mistake(
+        "cut W^O into one block per token instead of one per head (the heads' shape read as "
+        "(B, T, H, D))",
+        "heads is (B, H, T, D): its second dimension counts the heads, and W^O has one block of "
+        "D rows per head; the number of tokens does not enter the cut.",
+        _one_block_per_token,
     ),
     Mistake(
         "cut W^O transposed into the heads' blocks",
@@ -203,6 +228,8 @@ def _cases() -> list[Case]:
         ("head size 1: B=1, 4 heads, T=3, W^O (4, 4)", 1, 4, 3, 1, 4),
         ("one token: B=3, 2 heads, D=3, W^O (6, 6)", 3, 2, 1, 3, 6),
         ("B=2, 4 heads, T=2, D=3, W^O (12, 7)", 2, 4, 2, 3, 7),
+        ("as many heads as dims per head: B=2, 3 heads of 3, T=2, W^O (9, 5)", 2, 3, 2, 3, 5),
+        ("as many tokens as heads: B=1, 3 heads, T=3, D=2, W^O (6, 5)", 1, 3, 3, 2, 5),
     ]
     cases = []
     for description, b, h, t, d, c in specs:

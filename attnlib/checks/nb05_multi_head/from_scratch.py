@@ -24,6 +24,7 @@ from attnlib.checks.nb05_multi_head.common import MULTI_HEAD_IMPLEMENTATIONS
 from attnlib.checks.nb05_multi_head.wirings import (
     UNSHIFTED,
     Pair,
+    merge_interleaved,
     merge_outer,
     merge_straight,
     merge_swapped_last,
@@ -77,6 +78,13 @@ MISTAKES = (
         "gave head h the interleaved dims h, h + H, … instead of a block of D dims",
         "head h's slice of w_q's output is dims hD to (h+1)D − 1: the width is cut as (H, D).",
         wired(split=split_interleaved),
+    ),
+    Mistake(
+        "gave head h the interleaved dims h, h + H, … instead of a block of D dims",
+        "head h's slice of w_q's output is dims hD to (h+1)D − 1: the width is cut as (H, D). "
+        "Putting the dims back where they came from when joining does not undo the wrong "
+        "groups: each head attended with the wrong dims.",
+        wired(split=split_interleaved, merge=merge_interleaved),
     ),
     Mistake(
         "joined the heads by reading (B, H, T, D) straight as (B, T, C), without the transpose",

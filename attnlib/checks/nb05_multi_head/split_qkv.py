@@ -177,6 +177,12 @@ MISTAKES = (
         _each(split_interleaved),
     ),
     Mistake(
+        "took num_heads for the head size: D heads of H dims each, instead of H heads of D",
+        "num_heads counts the heads; each head's width is D = C / num_heads. Cut the other way, "
+        "the shapes come out (B, D, T, H) and each head holds the wrong dims.",
+        _each(lambda p, h: split(p, p.shape[-1] // h)),
+    ),
+    Mistake(
         "took the head size from the fused width, 3C / H, instead of C / H",
         "each of the three parts is C wide; only after separating them is the head size C / H.",
         _head_size_of_fused,

@@ -47,6 +47,10 @@ def merge_view(x: Tensor, b: int, t: int, h: int, d: int) -> Tensor:
     return x.transpose(1, 2).view(b, t, h * d)
 
 
+def merge_interleaved(x: Tensor, b: int, t: int, h: int, d: int) -> Tensor:
+    return x.permute(0, 2, 3, 1).reshape(b, t, h * d)  # dims i, i + H, … back to head i
+
+
 def merge_swapped_last(x: Tensor, b: int, t: int, h: int, d: int) -> Tensor:
     return x.transpose(2, 3).reshape(b, t, h * d)
 

@@ -95,6 +95,17 @@ def _positions_along_first_dimension(x: Tensor) -> Tensor:
     return _rotate(x, angles)
 
 
+def _added(x: Tensor) -> Tensor:
+    angles = _angles(x.shape[-2], x.shape[-1])  # (T, D/2)
+    table = torch.stack([torch.sin(angles), torch.cos(angles)], dim=-1).flatten(-2)  # (T, D)
+    return x.double() + table
+
+
+def _no_partner(x: Tensor) -> Tensor:
+    angles = _angles(x.shape[-2], x.shape[-1]).repeat_interleave(2, dim=-1)  # (T, D)
+    return x.double() * torch.cos(angles) + x.double() * torch.sin(angles)
+
+
 def _every_pair_at_one_frequency(x: Tensor) -> Tensor:
     t, d = x.shape[-2], x.shape[-1]
     return _rotate(x, torch.arange(t, dtype=torch.float64)[:, None].expand(t, d // 2))
@@ -163,6 +174,21 @@ MISTAKES = (
         "that is another valid rotary layout (Hugging Face's Llama), but not this one: the two "
         "pair up different dimensions, so one's weights do not work with the other.",
         _rotate_half,
+    ),
+    Mistake(
+        "added the sinusoidal encoding to x instead of turning its pairs",
+        "rotary embeddings rotate: each pair keeps its length and only its direction changes. "
+        "Adding PE_p moves every point by the same vector whatever its content, which is the "
+        "encoding of section 2, not RoPE.",
+        _added,
+    ),
+    Mistake(
+        "multiplied each entry by its own cos + sin instead of mixing it with its pair's other "
+        "entry",
+        "a rotation mixes the two entries of a pair: the new even entry takes −sin times the "
+        "odd one, the new odd entry sin times the even one. x·cos + x·sin scales each entry on "
+        "its own and changes the pair's length.",
+        _no_partner,
     ),
     Mistake(
         "used 1000 as the base instead of 10000",

@@ -88,6 +88,16 @@ def _one_wider(positions: Tensor, d: int) -> Tensor:
     return reference(positions, wide)[..., :d]
 
 
+def _halves_odd_sine_last(positions: Tensor, d: int) -> Tensor:
+    half = d // 2  # the full pairs: their sines, then their cosines
+    angles = _column(positions) / 10000.0 ** (_two_i(d)[:half] / d)
+    table = torch.cat([torch.sin(angles), torch.cos(angles)], dim=-1)
+    if d % 2:  # the last pair's sine goes at the end
+        last = _column(positions) / 10000.0 ** ((d - 1) / d)
+        table = torch.cat([table, torch.sin(last)], dim=-1)
+    return table
+
+
 def _even_positions_sine(positions: Tensor, d: int) -> Tensor:
     j = torch.arange(d)
     angles = _column(positions) / 10000.0 ** ((j - j % 2).double() / d)  # (..., d)
@@ -121,6 +131,20 @@ MISTAKES = (
         "Sines in the first half and cosines in the second is another layout, in which each "
         "dimension means something else.",
         lambda p, d: torch.cat([torch.sin(_angles(p, d)), torch.cos(_angles(p, d))], -1)[..., :d],
+    ),
+    Mistake(
+        "wrote all the sines first and all the cosines after them",
+        "the paper interleaves them: pair i sits side by side in dimensions 2i and 2i + 1. "
+        "Sines in the first half and cosines in the second is another layout, in which each "
+        "dimension means something else.",
+        _halves_odd_sine_last,
+    ),
+    Mistake(
+        "built the table in the positions' integer dtype, so every value was cut to a whole number",
+        "a tensor made like the integer positions (zeros_like, or their dtype) holds integers: "
+        "each sine and cosine written into it is truncated to 0, 1 or −1. The table needs a "
+        "float dtype.",
+        lambda p, d: reference(p, d).to(p.dtype),
     ),
     Mistake(
         "used i / d in the exponent instead of 2i / d",

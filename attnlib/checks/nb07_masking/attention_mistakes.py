@@ -92,6 +92,10 @@ def _attend(
     return weights @ v, weights
 
 
+def _mask_lifted_twice(q: Tensor, k: Tensor, v: Tensor, mask: Tensor) -> Pair:
+    return _attend(q, k, v, mask.unsqueeze(0).unsqueeze(0))  # as if it were (T_q, T_k)
+
+
 def _zeroed_only_in_the_weights_returned(q: Tensor, k: Tensor, v: Tensor, mask: Tensor) -> Pair:
     scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
     weights = torch.softmax(scores.masked_fill(~mask, _smallest(scores)), dim=-1)
@@ -186,6 +190,19 @@ MISTAKES = (
         "a score of 0 is an ordinary score: e^0 = 1 gives a blocked key a real weight. A blocked "
         "score must become so negative that its weight is exactly 0.",
         lambda q, k, v, mask: _attend(q, k, v, mask, fill=lambda s: 0.0),
+    ),
+    Mistake(
+        "set the blocked scores to 0 (or multiplied the scores by the mask)",
+        "a score of 0 is an ordinary score: e^0 = 1 gives a blocked key a real weight, and a row "
+        "with every key blocked averages values it may not see. A blocked score must become so "
+        "negative that its weight is exactly 0.",
+        lambda q, k, v, mask: _attend(q, k, v, mask, fill=lambda s: 0.0, zero_after=False),
+    ),
+    Mistake(
+        "gave the mask two new leading dimensions, as if it were always (T_q, T_k)",
+        "the mask may already be (B, 1, 1, T_k) or (B, 1, T_q, T_k), and it broadcasts against "
+        "the scores as it is: two more dimensions make the scores and the weights 6-D.",
+        _mask_lifted_twice,
     ),
     Mistake(
         "zeroed the blocked weights only in the weights returned, after computing the output",

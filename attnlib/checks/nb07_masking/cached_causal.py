@@ -75,6 +75,14 @@ def _cached_keys_blocked(t_q: int, t_k: int) -> Tensor:
     return torch.cat([cached, _below(t_q, t_q)], dim=1)
 
 
+def _additive(t_q: int, t_k: int) -> Tensor:
+    return torch.zeros(t_q, t_k).masked_fill(~reference(t_q, t_k), -torch.inf)
+
+
+def _first_t_q_keys_only(t_q: int, t_k: int) -> Tensor:
+    return reference(t_q, t_k) & (torch.arange(t_k) < t_q)[None, :]
+
+
 MISTAKES = (
     Mistake(
         "wrote True for the keys a query may not see (True = blocked)",
@@ -119,6 +127,20 @@ MISTAKES = (
         lambda t_q, t_k: reference(t_q, t_k).float(),
     ),
     Mistake(
+        "returned an additive float mask (0 where allowed, −inf where blocked), not a bool one",
+        "that is the other way PyTorch takes masks, numbers added to the scores; this course's "
+        "masks are bool with True = may attend, and read as bool a 0 means blocked and −inf "
+        "allowed: the opposite.",
+        _additive,
+    ),
+    Mistake(
+        "looked only at the first T_q keys: the keys from T_q on are never allowed",
+        "the mask has a column for each of the T_k keys, and a query may attend to every key up "
+        "to its own position T_k − T_q + i; a loop over the keys that stops at T_q leaves the "
+        "last T_k − T_q columns False.",
+        _first_t_q_keys_only,
+    ),
+    Mistake(
         "returned the whole (T_k, T_k) mask, not the rows of the T_q new queries",
         "with a cache only the new queries are computed: the mask has one row per new query, "
         "(T_q, T_k).",
@@ -156,6 +178,8 @@ def _first_wrong_entry() -> Property:
         t_q, t_k = case.args
         if not isinstance(got, Tensor) or tuple(got.shape) != (t_q, t_k):
             return None
+        if got.is_floating_point() and bool(torch.isinf(got).any()):
+            return "the result should be a bool mask (True = may attend), got numbers and −inf"
         allowed = got.detach() != 0
         expected = case.expected
         if torch.equal(allowed, expected):

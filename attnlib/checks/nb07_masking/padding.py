@@ -67,6 +67,11 @@ def _transposed(lengths: list[int], max_len: int) -> Tensor:
     return table[:, None, None, :]
 
 
+def _transposed_reshaped(lengths: list[int], max_len: int) -> Tensor:
+    table = torch.arange(max_len)[:, None] < torch.tensor(lengths)[None, :]  # (max_len, B)
+    return table.reshape(len(lengths), 1, 1, max_len)
+
+
 def _as_wide_as_the_longest(lengths: list[int], max_len: int) -> Tensor:
     return reference(lengths, max(lengths))
 
@@ -128,6 +133,13 @@ MISTAKES = (
         "each sentence of the batch gets one row of the mask, one entry per position: the "
         "table is (B, max_len).",
         _transposed,
+    ),
+    Mistake(
+        "compared the lengths along the rows and the positions along the columns: (max_len, B)",
+        "each sentence of the batch gets one row of the mask, one entry per position; reshaping "
+        "a (max_len, B) table to (B, 1, 1, max_len) does not transpose it, it reads its numbers "
+        "in memory order and mixes sentences and positions.",
+        _transposed_reshaped,
     ),
     Mistake(
         "returned a mask of numbers (0 and 1), not a bool tensor",

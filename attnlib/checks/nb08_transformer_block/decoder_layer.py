@@ -96,12 +96,12 @@ class _NoDropoutArgument(Parts):
         super().__init__(d_model, num_heads, d_ff)
 
 
-def _no_cross_dropout(self: Any, y: Tensor, memory: Tensor, memory_mask: Any = None) -> Any:
-    blocks = iter(range(3))
-    return wired(
-        self, y, memory, memory_mask,
-        block=lambda i, o, n: n(i + (o if next(blocks) == 1 else self.dropout(o))),
-    )  # fmt: skip
+def _dropout_on_inputs(self: Any, y: Tensor, memory: Tensor, memory_mask: Any = None) -> Any:
+    a, w_self = self.self_attention(self.dropout(y), mask=causal_mask(y.shape[1]))
+    h1 = self.norm_1(y + a)  # dropout on what each sublayer reads, not on what it returns
+    c, w_cross = self.cross_attention(self.dropout(h1), memory, mask=memory_mask)
+    h2 = self.norm_2(h1 + c)
+    return self.norm_3(h2 + self.feed_forward(self.dropout(h2))), w_self, w_cross
 
 
 def _reads_next(self: Any, y: Tensor, memory: Tensor, memory_mask: Any = None) -> Any:
@@ -187,7 +187,7 @@ STRUCTURE = StructureMistakes(
         "the layer is right in eval mode, where dropout does nothing, and wrong in training: "
         "the paper drops entries of each sublayer's output, in all three blocks, before the "
         "addition.",
-        learner_layer(_no_cross_dropout),
+        learner_layer(_dropout_on_inputs),
     ),
     inner_dropout=Mistake(
         "gave the attention or the feed-forward network a dropout of its own",

@@ -15,7 +15,12 @@ from torch import nn
 
 import attnlib
 from attnlib.checks._exercise import Mistake
-from attnlib.checks.nb08_transformer_block.decoder_parts import learner_layer, wired, with_steps
+from attnlib.checks.nb08_transformer_block.decoder_parts import (
+    dropout_left_out_of,
+    learner_layer,
+    wired,
+    with_steps,
+)
 
 Tensor = torch.Tensor
 
@@ -237,6 +242,24 @@ MISTAKES = (
         "the paper applies dropout to the output of each sublayer (P_drop = 0.1 in the base "
         "model); in training mode the check's dropout drops a fixed third of the entries.",
         _blocks(lambda self, i, o, n: n(i + o)),
+    ),
+    Mistake(
+        "left the self-attention block without dropout",
+        "the paper applies dropout to the output of every sublayer: in training the first block "
+        "drops entries of what the self-attention returns before adding y.",
+        dropout_left_out_of(0),
+    ),
+    Mistake(
+        "left the cross-attention block without dropout",
+        "the paper applies dropout to the output of every sublayer: in training the second "
+        "block drops entries of what the cross-attention read from memory before adding h1.",
+        dropout_left_out_of(1),
+    ),
+    Mistake(
+        "left the feed-forward block without dropout",
+        "the paper applies dropout to the output of every sublayer: in training the third block "
+        "drops entries of what the FFN returns before adding h2.",
+        dropout_left_out_of(2),
     ),
     Mistake(
         "left out the feed-forward block: returned what the cross-attention block gives",

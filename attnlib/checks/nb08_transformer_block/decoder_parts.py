@@ -1,7 +1,8 @@
 """Notebook 08, Exercise 5: a learner's decoder layer, for the mistakes to be written with.
 
 :class:`Parts` builds the parts the task names; :func:`wired` is the paper's layer with the
-steps its keywords name done otherwise; :func:`with_steps` makes a learner's layer class of it.
+steps its keywords name done otherwise; :func:`with_steps` makes a learner's layer class of it,
+and :func:`dropout_left_out_of` one that forgets the dropout in one block.
 """
 
 from __future__ import annotations
@@ -90,4 +91,18 @@ def with_steps(**how: Any) -> type[nn.Module]:
     """A learner's layer that does the steps ``how`` names otherwise."""
     return learner_layer(
         lambda self, y, memory, memory_mask=None: wired(self, y, memory, memory_mask, **how)
+    )
+
+
+def dropout_left_out_of(which: int) -> type[nn.Module]:
+    """A learner's layer that forgets the dropout in block ``which`` (0, 1 or 2) only."""
+
+    def block(self: Any) -> Any:
+        count = iter(range(3))
+        return lambda i, o, n: n(i + (o if next(count) == which else self.dropout(o)))
+
+    return learner_layer(
+        lambda self, y, memory, memory_mask=None: wired(
+            self, y, memory, memory_mask, block=block(self)
+        )
     )

@@ -112,10 +112,10 @@ class _NoDropoutArgument(Parts):
         super().__init__(d_model, num_heads, d_ff)
 
 
-def _dropout_in_ffn_block_only(self: Any, x: Tensor, mask: Tensor | None = None) -> Any:
-    a, w = self.self_attention(x, mask=mask)
+def _dropout_on_inputs(self: Any, x: Tensor, mask: Tensor | None = None) -> Any:
+    a, w = self.self_attention(self.dropout(x), mask=mask)  # dropout on what each sublayer reads
     h = self.norm_1(x + a)
-    return self.norm_2(h + self.dropout(self.feed_forward(h))), w
+    return self.norm_2(h + self.feed_forward(self.dropout(h))), w
 
 
 def _keys_unmasked(self: Any, x: Tensor, mask: Tensor | None = None) -> Any:
@@ -169,7 +169,7 @@ STRUCTURE = StructureMistakes(
         "applied dropout somewhere else than on each sublayer's output",
         "the layer is right in eval mode, where dropout does nothing, and wrong in training: "
         "the paper drops entries of each sublayer's output, in both blocks, before the addition.",
-        learner_layer(_dropout_in_ffn_block_only),
+        learner_layer(_dropout_on_inputs),
     ),
     inner_dropout=Mistake(
         "gave the attention or the feed-forward network a dropout of its own",

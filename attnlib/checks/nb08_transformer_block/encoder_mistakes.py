@@ -119,6 +119,18 @@ def _no_dropout(inp: Tensor, out: Tensor, norm: nn.Module) -> Tensor:
     return norm(inp + out)
 
 
+def _no_dropout_in(which: int) -> Any:
+    """A learner's layer that forgets the dropout in block ``which`` (0 or 1) only."""
+
+    def forward(self: Any, x: Tensor, mask: Tensor | None = None) -> Any:
+        blocks = iter(range(2))
+        return wired(
+            self, x, mask, lambda i, o, n: n(i + (o if next(blocks) == which else self.dropout(o)))
+        )
+
+    return learner_layer(forward)
+
+
 MISTAKES = (
     Mistake(
         "wired it pre-norm, x + f(LN(x)): the paper's layer is post-norm",
@@ -241,6 +253,18 @@ MISTAKES = (
         "the paper applies dropout to the output of each sublayer (P_drop = 0.1 in the base "
         "model); in training mode the check's dropout drops a fixed third of the entries.",
         learner_layer(lambda self, x, mask=None: wired(self, x, mask, _no_dropout)),
+    ),
+    Mistake(
+        "left the self-attention block without dropout",
+        "the paper applies dropout to the output of every sublayer, the attention's too: in "
+        "training the first block drops entries of what the attention returns before adding x.",
+        _no_dropout_in(0),
+    ),
+    Mistake(
+        "left the feed-forward block without dropout",
+        "the paper applies dropout to the output of every sublayer, the FFN's too: in training "
+        "the second block drops entries of what the FFN returns before adding h.",
+        _no_dropout_in(1),
     ),
     Mistake(
         "left out the feed-forward block: returned what the attention block gives",

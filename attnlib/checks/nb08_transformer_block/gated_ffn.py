@@ -95,6 +95,13 @@ MISTAKES = (
         lambda x, w_gate, w_up, w_down: _gelu(x @ w_gate.T) @ w_down.T,
     ),
     Mistake(
+        "used w_gate for the up branch as well: w_up never enters",
+        "the two branches are two different maps of x, each with its own weights: the gate "
+        "reads w_gate, the up branch w_up. With w_gate in both, the hidden vector is "
+        "GELU(z)·z for one z, and w_up is ignored.",
+        lambda x, w_gate, w_up, w_down: (_gelu(x @ w_gate.T) * (x @ w_gate.T)) @ w_down.T,
+    ),
+    Mistake(
         "used ReLU as the gate's non-linearity instead of GELU",
         "ReLU and GELU differ near 0 (GELU dips to −0.17, ReLU is 0 for every negative input): "
         "the task asks for GELU.",

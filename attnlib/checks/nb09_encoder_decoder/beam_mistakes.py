@@ -19,7 +19,7 @@ def _mistake(name: str, why: str, **changes: object) -> Mistake:
     return Mistake(name, why, partial(plain_beam_search, rules=Rules(**changes)))  # type: ignore[arg-type]
 
 
-# Two mistakes made several usual ways (each a table entry of the same name).
+# Three mistakes made several usual ways (each a table entry of the same name).
 EXTENDED = (
     "kept extending hypotheses after their <eos>",
     "after <eos> a hypothesis is finished: extending it adds log-probabilities of tokens that "
@@ -30,6 +30,12 @@ ASIDE = (
     "in this search a finished hypothesis keeps its place among the beam_size survivors as "
     "long as its sum is among the best; set aside, it lets other hypotheses take its place and "
     "the search explores, and returns, something else.",
+)
+
+PRECEDENCE = (
+    "raised only the 6 to the power α, not the whole fraction (5 + |y|) / 6",
+    "the penalty is the fraction raised to α; with the power on 6 alone every score changes "
+    "and longer outputs are favoured far too much.",
 )
 
 MISTAKES = (
@@ -51,12 +57,8 @@ MISTAKES = (
         "the exercise asks for GNMT's penalty: the two agree only for α = 0.",
         penalty="power",
     ),
-    _mistake(
-        "raised only the 6 to the power α, not the whole fraction (5 + |y|) / 6",
-        "the penalty is the fraction raised to α; with the power on 6 alone every score changes "
-        "and longer outputs are favoured far too much.",
-        penalty="precedence",
-    ),
+    _mistake(*PRECEDENCE, penalty="precedence"),
+    _mistake(*PRECEDENCE, penalty="divided twice"),  # sum / (5 + |y|) / 6**α
     _mistake(
         "multiplied the sum by the length penalty instead of dividing it",
         "the sums are negative: multiplying by a penalty that grows with |y| makes long "
@@ -106,6 +108,13 @@ MISTAKES = (
         "the decoder returns logits for every position of its input; the distribution of the "
         "next token is the one at the last position, after the whole prefix.",
         position=0,
+    ),
+    _mistake(
+        "gave the decoder only the last token instead of <bos> and the whole prefix",
+        "the decoder remembers nothing from one call to the next: it must read <bos> and every "
+        "token written so far, and its last position gives the next token's distribution. "
+        "Given one token, it predicts as if the output had just begun with it.",
+        last_token_only=True,
     ),
     _mistake(
         "took the log_softmax along the positions instead of along the vocabulary",

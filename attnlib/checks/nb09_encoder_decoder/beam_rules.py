@@ -19,7 +19,9 @@ import torch.nn.functional as F
 class Rules:
     """The choices a beam search makes; the defaults are the exercise's."""
 
-    penalty: str = "gnmt"  # "gnmt", "power" (|y|^α), "none", "precedence" ((5+|y|)/6^α), "times"
+    # "gnmt", "power" (|y|^α), "none", "precedence" ((5+|y|)/6^α), "divided twice" (sum / (5+|y|)
+    # / 6^α), "times"
+    penalty: str = "gnmt"
     length: str = "tokens"  # |y|: "tokens" (with <eos>), "no_eos", "with_bos"
     keep_finished: bool = True  # an ended hypothesis stays among the candidates
     extend_finished: bool = False  # an ended hypothesis is extended like any other
@@ -28,6 +30,7 @@ class Rules:
     # "contain" an <eos> or all "end" with one
     stop: str = "all"
     position: int = -1  # the decoder position whose logits give the next token
+    last_token_only: bool = False  # the decoder reads the last token alone, not <bos> + prefix
     # what is added up: "log_softmax", "logits", "probs", or "positions" (a log_softmax taken
     # along the positions instead of the vocabulary)
     scores: str = "log_softmax"
@@ -73,6 +76,8 @@ def plain_beam_search(
             return total / max(n, 1) ** alpha
         if rules.penalty == "precedence":
             return total / ((5 + n) / 6**alpha)
+        if rules.penalty == "divided twice":
+            return total / (5 + n) / 6**alpha
         if rules.penalty == "times":
             return total * ((5 + n) / 6) ** alpha
         return total / ((5 + n) / 6) ** alpha
@@ -88,6 +93,8 @@ def plain_beam_search(
         if growing:  # all of the same length: one call of the decoder for all
             n = len(growing)
             tgt = torch.tensor([[bos_id, *tokens] for tokens, _ in growing])  # (n, t)
+            if rules.last_token_only:
+                tgt = tgt[:, -1:]  # (n, 1): <bos> at the first step, then the last token
             logits, _, _ = model.decode(
                 tgt, memory.expand(n, *memory.shape[1:]), src_mask.expand(n, *src_mask.shape[1:])
             )

@@ -9,6 +9,7 @@ after it, with a floor of 0 in one, so that every mistake of :data:`MISTAKES` sh
 
 from __future__ import annotations
 
+import math
 import numbers
 from collections.abc import Callable
 
@@ -152,6 +153,28 @@ MISTAKES = (
         "this schedule falls in a straight line after the warm-up, to floor · peak_lr at "
         "n_steps; the paper's 1/√step tail falls fast at first and slowly later.",
         lambda s, peak, w, n, f: peak * min(s / w, max(f, (w / s) ** 0.5)),
+    ),
+    # the same, with the floor put around the paper's whole formula (so under the warm-up too)
+    Mistake(
+        "decayed as 1/√step after the warm-up, as the paper does",
+        "this schedule falls in a straight line after the warm-up, to floor · peak_lr at "
+        "n_steps; the paper's 1/√step tail falls fast at first and slowly later. (The floor "
+        "stops only the fall, too: the warm-up starts below it.)",
+        lambda s, peak, w, n, f: peak * max(f, min(s / w, (w / s) ** 0.5)),
+    ),
+    Mistake(
+        "decayed along a cosine after the warm-up instead of a straight line",
+        "the task's fall is a straight line: the rate loses the same amount at every step "
+        "from peak_lr at step warmup to floor · peak_lr at n_steps. A cosine falls slowly "
+        "near both ends and fast in the middle.",
+        lambda s, peak, w, n, f: (
+            peak
+            * (
+                s / w
+                if s < w
+                else f + (1 - f) * (1 + math.cos(math.pi * min(1.0, (s - w) / (n - w)))) / 2
+            )
+        ),
     ),
     Mistake(
         "divided with // (whole numbers): the warm-up jumps instead of rising",

@@ -89,6 +89,18 @@ MISTAKES = (
         ),
     ),
     Mistake(
+        "wrote log_softmax by hand without subtracting the largest logit first",
+        "exp of a logit above about 88 is inf in float32, so the sum of exponentials overflows "
+        "and log(inf) turns the loss into NaN. Subtracting each position's largest logit "
+        "before exp changes no log-probability and keeps every exponential at most 1.",
+        lambda logits, target, eps, pad_id: _loss(
+            logits - logits.exp().sum(-1, keepdim=True).log(),
+            target,
+            pad_id,
+            _q(logits, target, eps, pad_id),
+        ),
+    ),
+    Mistake(
         "spread ε over all V tokens, as in the lesson, the right token and <pad> included",
         "in this exercise <pad> gets nothing and the right token exactly 1 − ε: ε is shared by "
         "the V − 2 other tokens.",

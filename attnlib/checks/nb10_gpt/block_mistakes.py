@@ -17,6 +17,7 @@ from attnlib.checks.nb10_gpt.block_wirings import (
     DropoutOnTheInput,
     DropoutOnTheOutput,
     DropoutOnTheSum,
+    FeedForwardAddedToInput,
     FeedForwardReadsInput,
     MaskIgnored,
     MaskInverted,
@@ -130,6 +131,13 @@ MISTAKES = (
         "the two sublayers run one after the other: the FFN reads what the attention has "
         "already added to the stream.",
         FeedForwardReadsInput,
+    ),
+    _m(
+        "added the feed-forward network's output to the block's input x instead of to the "
+        "stream after attention, which drops the attention's output",
+        "the second residual continues the stream the attention has already added to: what the "
+        "attention computed reaches the output only through the stream, and from x it is lost.",
+        FeedForwardAddedToInput,
     ),
     _m(
         "inverted the mask before passing it on",

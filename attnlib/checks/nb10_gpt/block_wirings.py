@@ -114,6 +114,13 @@ class FeedForwardReadsInput(Parts):
         return h + self.dropout(self.feed_forward(self.norm_2(x))), weights
 
 
+class FeedForwardAddedToInput(Parts):
+    def forward(self, x, mask):  # type: ignore[no-untyped-def]
+        a, weights = self.attention(self.norm_1(x), mask=mask)
+        h = x + self.dropout(a)
+        return x + self.dropout(self.feed_forward(self.norm_2(h))), weights
+
+
 class MaskInverted(Parts):
     def forward(self, x, mask):  # type: ignore[no-untyped-def]
         return super().forward(x, ~mask)

@@ -12,7 +12,6 @@ sampler is named by the mistake whose distribution fits its counts in every case
 
 from __future__ import annotations
 
-import math
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -34,9 +33,13 @@ from attnlib.checks._exercise import (
 from attnlib.checks._framework import CheckResult, vec
 from attnlib.checks._threads import one_thread
 from attnlib.checks.nb10_gpt import sampler_mistakes as wrong
+from attnlib.checks.nb10_gpt.sampler_counts import (
+    DRAWS,
+    first_misfit,
+    greedy_tie_broken,
+)
 from attnlib.sampling import next_token_probs, sample_next_token
 
-DRAWS = 20_000  # draws per case
 FALSE_FAILURE = 1e-7  # at most this chance that a right sampler fails the check
 
 SAMPLER = register(
@@ -96,9 +99,11 @@ class SamplingCase:
 # Logits in a shuffled vocabulary order (the largest is token 2), with no ties; probabilities
 # whose running totals stay at least 0.01 away from every top_p below. At temperature 3 the
 # nucleus of the tokens top-k 3 keeps (2 tokens), that of the whole distribution cut to 3 (top-p
-# before top-k) and that of the whole distribution (top-k left out) all differ.
+# before top-k) and that of the whole distribution (top-k left out) all differ. Greedy decoding
+# is checked on two tied largest logits: it may take either, but the same one every time.
 LOGITS = vec(0.5, -1.0, 2.0, 0.0, -3.0, 1.0)
 NUCLEUS_LOGITS = vec(0.10, 0.40, 0.05, 0.25, 0.20).log()  # sorted: 0.40, 0.25, 0.20, …
+TIED_LOGITS = vec(0.5, 2.0, -1.0, 0.0, 2.0, 1.0)  # greedy: token 1 or 4, the same every time
 
 CASES = (
     SamplingCase("temperature 1", LOGITS, 1.0),
@@ -108,43 +113,13 @@ CASES = (
     SamplingCase("top-p 0.8", NUCLEUS_LOGITS, 1.0, top_p=0.8),
     SamplingCase("top-p 0.7 at temperature 0.5", NUCLEUS_LOGITS, 0.5, top_p=0.7),
     SamplingCase("top-k 3, then top-p 0.71, at temperature 3", LOGITS, 3.0, top_k=3, top_p=0.71),
-    SamplingCase("temperature 0 (greedy)", LOGITS, 0.0),
+    SamplingCase("temperature 0 (greedy), two tied largest logits", TIED_LOGITS, 0.0),
 )
-
-
-def allowed_deviation(p: float, draws: int, delta: float) -> float:
-    r"""How far a Binomial(draws, p) count strays from draws·p with probability below delta.
-
-    Bernstein's inequality for a sum of independent terms bounded by 1:
-    :math:`P(|X - Np| \ge t) \le 2\exp\!\big(-\tfrac{t^2/2}{Np(1-p) + t/3}\big)`; setting the
-    right side to ``delta`` and solving for :math:`t` gives
-    :math:`t = L/3 + \sqrt{L^2/9 + 2L\,Np(1-p)}` with :math:`L = \ln(2/\delta)`.
-    """
-    if p <= 0.0:
-        return 0.0  # a token of probability 0 never comes
-    log_term = math.log(2 / delta)
-    return log_term / 3 + math.sqrt(log_term**2 / 9 + 2 * log_term * draws * p * (1 - p))
 
 
 def per_token_delta(cases: tuple[SamplingCase, ...] = CASES) -> float:
     """The false-failure budget of one token's test: FALSE_FAILURE over all tested tokens."""
     return FALSE_FAILURE / sum(int((case.probs() > 0).sum()) for case in cases)  # type: ignore[operator]
-
-
-def first_misfit(counts: torch.Tensor, probs: torch.Tensor | None, delta: float) -> str | None:
-    """None when every count is within its bound of ``probs``, else which token is not."""
-    if probs is None:
-        return "there is no distribution to draw from"
-    for token, (count, p) in enumerate(zip(counts.tolist(), probs.tolist(), strict=True)):
-        expected = DRAWS * p
-        if abs(count - expected) > allowed_deviation(p, DRAWS, delta):
-            if p == 0.0:
-                return f"token {token} came {count} times, but its probability is 0"
-            bound = allowed_deviation(p, DRAWS, delta)
-            return (
-                f"token {token} came {count} times; about {expected:.0f} expected (± {bound:.0f})"
-            )
-    return None
 
 
 def _by_name(name: str) -> Mistake:
@@ -273,6 +248,8 @@ def _check(fn: Callable[..., object], seed: int) -> CheckResult:
             return failed(SAMPLER, fn, where, str(problem), mistake)
         seen.append((case, counts))
         misfit = first_misfit(counts, case.probs(), delta)
+        if misfit is not None and greedy_tie_broken(case.logits, case.temperature, counts):
+            misfit = None  # the other of the tied largest logits, every time: greedy too
         if misfit is not None:
             expected = ", ".join(f"{p:.3f}" for p in case.probs().tolist())  # type: ignore[union-attr]
             yours = ", ".join(f"{c / DRAWS:.3f}" for c in counts.tolist())

@@ -52,18 +52,24 @@ def weights(
     p_mistake: str = "",
     p_when: str = "last",
     softmax_dim: int = -1,
+    ids: str = "vocabulary",
 ) -> Tensor:
     """What a sampler hands to torch.multinomial: right by default, one mistake per switch."""
     if temperature == 0 and at_zero == "argmax":
         return F.one_hot(z.argmax(dim=-1), z.shape[-1]).to(z.dtype)
+    if temperature == 0 and at_zero == "limit":  # the tied largest logits share the mass
+        top = (z == z.amax(dim=-1, keepdim=True)).to(z.dtype)
+        return top / top.sum(dim=-1, keepdim=True)
     t = 1.0 if temperature == 0 and at_zero == "as T = 1" else temperature
+    if scale == "ignore when filtering" and (k is not None or p is not None):
+        t = 1.0
     if p is not None and p_when == "before temperature":
         kept = weights(z, 1.0, k, p) > 0
         return weights(z.masked_fill(~kept, -torch.inf), t, None, None)
     if p is not None and k is not None and p_when == "before top-k":
         kept = weights(z, t, None, p) > 0
         return weights(z.masked_fill(~kept, -torch.inf), t, k, None)
-    z = {"divide": z / t, "multiply": z * t, "ignore": z}[scale]
+    z = {"divide": z / t, "multiply": z * t, "ignore": z}.get(scale, z / t)
     if k is not None and (k_on == "logits" or (k_on == "unless top-p" and p is None)):
         z = top_k(z, k, k_offset)
     probs = torch.softmax(z, dim=softmax_dim)
@@ -71,6 +77,8 @@ def weights(
         probs = probs.masked_fill(probs < probs.topk(k, dim=-1).values[..., -1:], 0.0)
     if p is not None and p_when != "never":
         probs = nucleus(probs, p, p_mistake)
+    if k is not None and ids == "top-k places":  # drawn among topk's values: a place, 0 … k − 1
+        probs = probs.sort(dim=-1, descending=True).values
     return probs
 
 
@@ -140,10 +148,32 @@ _SPECS: list[tuple[str, str, dict[str, object]]] = [
         {"at_zero": "as T = 1"},
     ),
     (
+        "at temperature 0, drew from the limit of the distribution (the tied largest logits "
+        "sharing the mass) instead of taking the most likely token",
+        "temperature 0 is greedy decoding: no draw at all, each row's most likely token, so "
+        "that the same logits always give the same token. Drawing among tied logits makes "
+        "greedy decoding random.",
+        {"at_zero": "limit"},
+    ),
+    (
         "divided by the temperature at T = 0 too",
         "z / 0 gives inf and NaN, and no distribution to draw from: temperature 0 means the "
         "most likely token of each row, with no division.",
         {"at_zero": "divide"},
+    ),
+    (
+        "left the temperature out when top-k or top-p is on",
+        "the temperature reshapes the logits whatever filters follow: top-k and top-p act on "
+        "the distribution at the given temperature, the distribution of "
+        "attnlib.next_token_probs.",
+        {"scale": "ignore when filtering"},
+    ),
+    (
+        "returned a token's place among the top k (0 … k − 1) instead of its id in the vocabulary",
+        "torch.topk gives the k largest values and, apart from them, their indices: a draw "
+        "among the k values gives a place in that list, which topk's indices turn back into "
+        "a token id.",
+        {"ids": "top-k places"},
     ),
     (
         "top-k kept k + 1 tokens (off by one at the boundary)",

@@ -101,6 +101,14 @@ def _largest_exp_divided(z: Tensor, t: float) -> Tensor:
     return e / e.sum(dim=-1, keepdim=True)
 
 
+def _probabilities_powered(z: Tensor, t: float) -> Tensor:
+    if t == 0:
+        return _at_zero(z)
+    p = _stable(z)  # the model's own distribution, T = 1
+    p = p ** (1 / t)  # sharpened (or flattened) afterwards
+    return p / p.sum(dim=-1, keepdim=True)
+
+
 def _summed_down_the_batch(z: Tensor, t: float) -> Tensor:
     if t == 0:
         return _at_zero(z)
@@ -156,6 +164,14 @@ MISTAKES = (
         "by then exp has already overflowed to inf (or underflowed to 0), and inf / inf is NaN: "
         "the shift works only in the exponent, before exp.",
         _largest_exp_divided,
+    ),
+    Mistake(
+        "raised the probabilities at T = 1 to the power 1/T instead of dividing the logits by T",
+        "the two are equal on paper, but the probabilities come first: at a small temperature "
+        "p^(1/T) underflows to 0 for every token, the likeliest included (0.8^1000 is about "
+        "1e-97, far below what float32 holds), and 0 / 0 is NaN. In the exponent, shifted, the "
+        "largest term stays e^0 = 1.",
+        _probabilities_powered,
     ),
     Mistake(
         "shifted every row by the largest value of the whole batch",
