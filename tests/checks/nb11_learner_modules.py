@@ -31,6 +31,10 @@ LAYER_NORM_MISTAKES = {
     "gamma and beta": "named the parameters gamma and beta",
     "weight at zeros": "did not start the weight at ones",
     "E[x²] − E[x]²": "which cancels when the mean is large",
+    "dim 0": "along dim 0, the first dimension",
+    "no bias": "left out the bias",
+    "no keepdim, variance apart": "a deviation of shape (…,) instead of (…, 1)",
+    "plain tensors": "plain tensors, not nn.Parameter",
 }
 ATTENTION_MISTAKES = {
     "no scale": "did not divide the scores by √d_k",
@@ -45,6 +49,7 @@ ATTENTION_MISTAKES = {
     "float32 minimum": "that float16 cannot hold",
     "zeroed after softmax": "zeroed the padding weights after the softmax",
     "heads split wrong": "cut the heads with a view",
+    "heads viewed, merged right": "viewed Q, K and V as (B, h, T, d_k)",
     "heads merged wrong": "merged the heads with a reshape",
     "softmax over queries": "took the softmax over the queries",
     "no w_o": "left out the output projection w_o",
@@ -68,6 +73,7 @@ FEED_FORWARD_MISTAKES = {
     "no biases": "without biases",
     "sqrt 2 outside erf": "with the √2 outside erf",
     "x @ W": "as they are (x @ W)",
+    "sizes (out, in)": "with its sizes in (out, in) order",
 }
 LAYER_MISTAKES = {
     "pre-norm": "wired the layer pre-norm",
@@ -82,6 +88,8 @@ LAYER_MISTAKES = {
     "y only": "returned only y",
     "default eps": "built the LayerNorms without the eps",
     "layer mask inverted": "passed the attention the mask inverted",
+    "layer mask all True": "an all-True mask",
+    "pair unpacked reversed": "the wrong way round, as (weights, out)",
 }
 
 
@@ -96,6 +104,8 @@ def modules(mistake: str | None = None) -> SimpleNamespace:
             if mistake == "gamma and beta":
                 self.gamma = nn.Parameter(torch.ones(d_model))
                 self.beta = nn.Parameter(torch.zeros(d_model))
+            elif mistake == "plain tensors":
+                self.weight, self.bias = torch.ones(d_model), torch.zeros(d_model)
             else:
                 start = torch.zeros if mistake == "weight at zeros" else torch.ones
                 self.weight = nn.Parameter(start(d_model))
@@ -103,12 +113,14 @@ def modules(mistake: str | None = None) -> SimpleNamespace:
             self.eps = eps
 
         def forward(self, x: torch.Tensor) -> torch.Tensor:
-            dim = 1 if mistake == "dim 1" else -1
+            dim = {"dim 1": 1, "dim 0": 0}.get(mistake, -1)
             if mistake == "whole tensor":
                 mean, var = x.mean(), x.var(unbiased=False)
             elif mistake == "no keepdim":
                 mean = x.mean(dim=-1)
                 var = ((x - mean) ** 2).mean(dim=-1)
+            elif mistake == "no keepdim, variance apart":
+                mean, var = x.mean(-1), x.var(-1, unbiased=False)
             elif mistake == "E[x²] − E[x]²":
                 mean = x.mean(dim, keepdim=True)
                 var = (x**2).mean(dim, keepdim=True) - mean**2
@@ -134,6 +146,8 @@ def modules(mistake: str | None = None) -> SimpleNamespace:
                 return normed * self.gamma + self.beta
             if mistake == "shift before scale":
                 return (normed + self.bias) * self.weight
+            if mistake == "no bias":
+                return normed * self.weight
             return normed * self.weight + self.bias
 
     class MyMultiHeadAttention(nn.Module):
@@ -151,7 +165,7 @@ def modules(mistake: str | None = None) -> SimpleNamespace:
             d = c // h
 
             def split(y: torch.Tensor) -> torch.Tensor:
-                if mistake == "heads split wrong":
+                if mistake in ("heads split wrong", "heads viewed, merged right"):
                     return y.view(b, h, t, d)
                 return y.reshape(b, t, h, d).permute(0, 2, 1, 3)
 
@@ -194,8 +208,9 @@ def modules(mistake: str | None = None) -> SimpleNamespace:
     class MyFeedForward(nn.Module):
         def __init__(self, d_model: int, d_ff: int) -> None:
             super().__init__()
-            self.linear1 = nn.Linear(d_model, d_ff, bias=mistake != "no biases")
-            self.linear2 = nn.Linear(d_ff, d_model, bias=mistake != "no biases")
+            sizes = (d_ff, d_model) if mistake == "sizes (out, in)" else (d_model, d_ff)
+            self.linear1 = nn.Linear(*sizes, bias=mistake != "no biases")
+            self.linear2 = nn.Linear(*sizes[::-1], bias=mistake != "no biases")
 
         def forward(self, x: torch.Tensor) -> torch.Tensor:
             if mistake == "x @ W":
@@ -240,7 +255,10 @@ def modules(mistake: str | None = None) -> SimpleNamespace:
         def forward(self, x: torch.Tensor, token_mask: torch.Tensor):
             inp = self.norm_1(x) if mistake in ("pre-norm", "normalised twice") else x
             mask = ~token_mask if mistake == "layer mask inverted" else token_mask
+            mask = torch.ones_like(mask) if mistake == "layer mask all True" else mask
             attended, weights = self.self_attention(inp, mask)
+            if mistake == "pair unpacked reversed":
+                weights, attended = attended, weights
             if mistake == "pre-norm":
                 h = x + attended
                 return h + self.feed_forward(self.norm_2(h)), weights

@@ -538,20 +538,6 @@ def test_every_mistake_of_the_table_is_also_written_again_here(exercise_id: str)
 
 
 @pytest.mark.parametrize("exercise_id", CHECKERS)
-def test_a_stub_is_not_done_yet(exercise_id: str) -> None:
-    def stub(*args: object) -> None:
-        """The task."""
-        raise NotImplementedError()
-
-    report = CHECKERS[exercise_id](stub)
-    assert (
-        not report.passed
-        and not report.done
-        and "not done yet. Your task: The task." in str(report)
-    )
-
-
-@pytest.mark.parametrize("exercise_id", CHECKERS)
 def test_no_hint_or_report_prints_code(exercise_id: str) -> None:
     exercise = CHECKERS[exercise_id].exercise
     texts = [*exercise.hints, *(m.name + m.why for m in known_mistakes(exercise_id))]

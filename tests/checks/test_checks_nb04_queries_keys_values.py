@@ -547,16 +547,6 @@ def test_every_mistake_of_the_table_is_named_when_made(exercise_id: str) -> None
 
 
 @pytest.mark.parametrize("exercise_id", CHECKERS)
-def test_a_stub_is_not_done_yet(exercise_id: str) -> None:
-    def stub(*args: object) -> None:
-        """The task."""
-        raise NotImplementedError()
-
-    report = CHECKERS[exercise_id](stub)
-    assert not report.passed and not report.done and "not done yet" in str(report)
-
-
-@pytest.mark.parametrize("exercise_id", CHECKERS)
 def test_no_report_prints_code_of_a_solution(exercise_id: str) -> None:
     for mistake in known_mistakes(exercise_id):
         # The first line may quote the error torch raised; the rest is the checker's own words.

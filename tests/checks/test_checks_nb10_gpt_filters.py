@@ -579,20 +579,6 @@ def test_every_mistake_of_the_table_is_named_when_made(exercise_id: str) -> None
         assert _named(report) == mistake.name, (mistake.name, str(report))
 
 
-@pytest.mark.parametrize("exercise_id", CHECKERS)
-def test_a_stub_is_not_done_yet(exercise_id: str) -> None:
-    def stub(*args: object) -> Tensor:
-        """The task."""
-        raise NotImplementedError()
-
-    report = CHECKERS[exercise_id](stub)
-    assert (
-        not report.passed
-        and not report.done
-        and "not done yet. Your task: The task." in str(report)
-    )
-
-
 def test_the_sliders_distribution_counts_as_attnlibs_sampler() -> None:
     report = checks.check_my_top_k_logits(
         lambda z, k: sliders.sampling_distribution(z.reshape(-1)[: z.shape[-1]], 1.0, k).log()

@@ -200,6 +200,21 @@ SHARE_WRONG = {
         lambda w: (w.argmax(-1)[..., 1:] == torch.arange(w.shape[-1] - 1)).float().mean(-1),
         "largest weight is on the previous token",
     ),
+    "argmax, in the weights' dtype": (  # float64: named at float32's tolerance all the same
+        lambda w: (w[..., 1:, :].argmax(-1) == torch.arange(w.shape[-1] - 1)).to(w).mean(-1),
+        "largest weight is on the previous token",
+    ),
+    "the main diagonal, all of it": (
+        lambda w: torch.einsum("...ii->...i", w).mean(-1),
+        "main diagonal over all T queries",
+    ),
+    "a loop that stops early, from a tensor of zeros": (  # T = 2: a tensor, not 0
+        lambda w: (
+            sum((w[..., i, i - 1] for i in range(1, w.shape[-1] - 1)), torch.zeros(w.shape[:-2]))
+            / (w.shape[-1] - 1)
+        ),
+        "stops one query early",
+    ),
     "one matrix": (
         lambda w: torch.stack([w[i, i - 1] for i in range(1, w.shape[-1])]).mean(),
         "as if the weights were one (T, T) matrix",
@@ -291,6 +306,10 @@ SEARCH_WRONG = {
     ),
     "the best skipped": (
         lambda q, c, k: F.cosine_similarity(c, q[None]).argsort(descending=True)[1 : k + 1],
+        "as if it were the query itself",
+    ),
+    "the best skipped with topk(k + 1)": (  # raises where k is every row: named where it ran
+        lambda q, c, k: F.cosine_similarity(c, q[None], dim=-1).topk(k + 1).indices[1:],
         "as if it were the query itself",
     ),
     "a list": (

@@ -93,6 +93,13 @@ FLOPS_WRONG = {
     ),
     "no batch_heads": (lambda bh, t, d, b: flops_grid(1, t, d, b), "batch_heads is missing"),
     "no d": (lambda bh, t, d, b: flops_grid(bh, t, 1, b), "left out the head size d"),
+    "one key too many": (
+        lambda bh, t, d, b: sum(
+            4 * bh * d * (min(q0 + b, t) - q0) * (min(q0 + b, t) + 1)  # keys 0 … "last row"
+            for q0 in range(0, t, b)
+        ),
+        "one key too many for each query tile",
+    ),
 }
 
 
@@ -198,6 +205,28 @@ def merge_global_max(a: Part, b: Part) -> Part:
     return m, a[1] * f_a + b[1] * f_b, a[2] * f_a[..., None] + b[2] * f_b[..., None]
 
 
+def merge_if(a: Part, b: Part) -> Part:
+    if a[0] >= b[0]:  # fine for one row; ambiguous for several
+        big, small = a, b
+    else:
+        big, small = b, a
+    f = torch.exp(small[0] - big[0])
+    return big[0], big[1] + small[1] * f, big[2] + small[2] * f[..., None]
+
+
+def merge_smaller_max(a: Part, b: Part) -> Part:
+    m = torch.min(a[0], b[0])
+    ref = torch.where(m == -math.inf, 0.0, m)
+    f_a, f_b = (a[0] - ref).exp(), (b[0] - ref).exp()
+    return m, a[1] * f_a + b[1] * f_b, a[2] * f_a[..., None] + b[2] * f_b[..., None]
+
+
+def merge_weighted_average(a: Part, b: Part) -> Part:
+    total = a[1] + b[1]
+    share = torch.where(total > 0, a[1] / total, 0.0)[..., None]  # part A's share of ℓ
+    return torch.maximum(a[0], b[0]), total, share * a[2] + (1 - share) * b[2]
+
+
 def merge_in_place(a: Part, b: Part) -> Part:
     m, f_a, f_b = _factors(a, b)
     a[1].copy_(a[1] * f_a + b[1] * f_b)
@@ -223,6 +252,9 @@ MERGE_WRONG = {
         "returned 0 instead of −inf",
     ),
     "in place": (merge_in_place, "in place"),
+    "if on the maxima": (merge_if, "Python's max or an if"),
+    "the smaller maximum": (merge_smaller_max, "the smaller of the two maxima"),
+    "averaged by ℓ": (merge_weighted_average, "weighted by their ℓ"),
 }
 
 
@@ -310,7 +342,8 @@ def _tiled(q, k, v, mask, size, **wrong):  # type: ignore[no-untyped-def]
     scale = wrong.get("scale", 1 / math.sqrt(q.shape[-1]))
     stop = k.shape[-2] - size + 1 if wrong.get("drop_last") else k.shape[-2]
     for start in range(0, stop, size):
-        s = q @ k[..., start : start + size, :].transpose(-1, -2) * scale
+        keys = k[..., start : start + size, :]
+        s = q @ (keys.T if wrong.get("dot_t") else keys.transpose(-1, -2)) * scale
         given = bool(mask) if wrong.get("if_mask") and mask is not None else mask is not None
         if given and not wrong.get("ignore_mask"):
             keep = mask if wrong.get("whole_mask") else mask[..., start : start + size]
@@ -320,7 +353,8 @@ def _tiled(q, k, v, mask, size, **wrong):  # type: ignore[no-untyped-def]
             fill = 0.0 if wrong.get("zero_fill") else fill
             s = torch.where(~keep if wrong.get("inverted") else keep, s, fill)
         m_new = torch.max(m, s.max(dim=-1, keepdim=not wrong.get("no_keepdim")).values)
-        ref = m_new if wrong.get("nan") else torch.where(torch.isinf(m_new), 0.0, m_new)
+        unsafe = wrong.get("nan") or wrong.get("nan_sums")
+        ref = m_new if unsafe else torch.where(torch.isinf(m_new), 0.0, m_new)
         if wrong.get("no_shift"):
             p, r = s.exp(), torch.ones_like(m)
         elif wrong.get("tile_shift"):
@@ -380,6 +414,8 @@ TILED_WRONG = {
     "the mask's rows": (lambda *a: _tiled(*a, rows=True), "the mask's rows"),
     "if mask:": (lambda *a: _tiled(*a, if_mask=True), "`if mask:`"),
     "no division": (lambda *a: _tiled(*a, no_division=True), "final division"),
+    "NaN sums, then 0": (lambda *a: _tiled(*a, nan_sums=True), "its sums became NaN"),
+    ".T": (lambda *a: _tiled(*a, dot_t=True), "with .T"),
 }
 
 

@@ -17,8 +17,7 @@ import torch.nn.functional as F
 from attnlib.checks._calls import Forbidden
 from attnlib.checks._exercise import Exercise, Mistake, checker_of, register
 from attnlib.checks._framework import Case, CheckResult, fixed_generator
-from attnlib.checks._run import Property
-from attnlib.checks.nb00_pytorch._errors import check_by_message
+from attnlib.checks._run import Property, check_function
 
 Tensor = torch.Tensor
 
@@ -237,7 +236,7 @@ def _cases() -> list[Case]:
 def check_normalise_columns(fn: Callable[[Tensor], Tensor]) -> CheckResult:
     """Check ``normalise_columns(x)``: every column (along dim -2) of ``(..., T, N)`` sums to 1,
     in a new tensor: the ``x`` it is given comes back as it was."""
-    result = check_by_message(
+    result = check_function(
         NORMALISE_COLUMNS,
         fn,
         _cases(),

@@ -21,8 +21,7 @@ import torch.nn.functional as F
 
 from attnlib.checks._exercise import Exercise, checker_of, failed, register
 from attnlib.checks._framework import Case, CheckResult, compare_outputs, fixed_generator, randn64
-from attnlib.checks._run import call
-from attnlib.checks.nb00_pytorch._errors import check_by_message
+from attnlib.checks._run import call, check_function
 from attnlib.checks.nb00_pytorch.derivative_mistakes import (
     CHANGES_X,
     FINITE_DIFFERENCE,
@@ -156,7 +155,7 @@ def check_elementwise_derivative(fn: Callable[[Function, Tensor], Tensor]) -> Ch
     """Check ``elementwise_derivative(f, x)``: f'(x_i) for every entry, with autograd, leaving
     ``x`` unchanged."""
     cases = _cases()
-    result = check_by_message(DERIVATIVE, fn, cases, MISTAKES)
+    result = check_function(DERIVATIVE, fn, cases, MISTAKES)
     if result.passed and _changes_its_argument(fn):
         where = "the x it was given"
         problem = "after the call, x requires gradients or holds a .grad"

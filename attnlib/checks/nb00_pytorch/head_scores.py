@@ -17,8 +17,7 @@ import torch
 
 from attnlib.checks._exercise import Exercise, Mistake, checker_of, failed, register
 from attnlib.checks._framework import Case, CheckResult, compare_outputs, fixed_generator, randn64
-from attnlib.checks._run import call
-from attnlib.checks.nb00_pytorch._errors import check_by_message
+from attnlib.checks._run import call, check_function
 
 Tensor = torch.Tensor
 
@@ -197,7 +196,7 @@ def _cases() -> list[Case]:
 def check_head_scores(fn: Callable[[Tensor, Tensor], Tensor]) -> CheckResult:
     """Check ``head_scores(q, k)``: ``(B, T, H, D)`` and ``(B, S, H, D)`` -> ``(B, H, T, S)``."""
     cases = _cases()
-    result = check_by_message(HEAD_SCORES, fn, cases, MISTAKES, atol=1e-7, rtol=1e-6)
+    result = check_function(HEAD_SCORES, fn, cases, MISTAKES, atol=1e-7, rtol=1e-6)
     unnamed = not result.passed and result.done and "The mistake:" not in result.message
     rounded = _only_rounded(fn, cases) if unnamed else None
     if rounded is not None:

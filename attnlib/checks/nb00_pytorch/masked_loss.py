@@ -21,8 +21,8 @@ import attnlib
 from attnlib.checks._calls import Forbidden
 from attnlib.checks._exercise import Exercise, Mistake, checker_of, failed, register
 from attnlib.checks._framework import Case, CheckResult, fixed_generator, randn64
+from attnlib.checks._run import check_function
 from attnlib.checks._threads import one_thread
-from attnlib.checks.nb00_pytorch._errors import check_by_message
 
 Tensor = torch.Tensor
 
@@ -204,7 +204,7 @@ def check_masked_cross_entropy(fn: Callable[[Tensor, Tensor, Tensor], Tensor]) -
     positions where ``mask`` (B, T) is True, from logits (B, T, V)."""
     with one_thread():
         cases = _cases()
-        result = check_by_message(MASKED_CROSS_ENTROPY, fn, cases, MISTAKES, forbidden=LOSSES)
+        result = check_function(MASKED_CROSS_ENTROPY, fn, cases, MISTAKES, forbidden=LOSSES)
         if result.passed and not isinstance(fn(*cases[0].args), Tensor):
             where = f"case '{cases[0].description}'"
             problem = "the result is a Python number; the loss should be a 0-D tensor"

@@ -21,7 +21,7 @@ import torch
 from attnlib.checks._calls import Forbidden
 from attnlib.checks._exercise import Exercise, Mistake, checker_of, register
 from attnlib.checks._framework import Case, CheckResult, fixed_generator, randn64
-from attnlib.checks.nb00_pytorch._errors import check_by_message
+from attnlib.checks._run import check_function
 
 Tensor = torch.Tensor
 
@@ -202,6 +202,6 @@ def _cases() -> list[Case]:
 @checker_of(MIX_POSITIONS, MISTAKES)
 def check_mix_positions(fn: Callable[[Tensor, Tensor, Tensor], Tensor]) -> CheckResult:
     """Check ``mix_positions(x, weight, bias)``: ``(..., T, C)`` -> ``(..., T_out, C)``."""
-    return check_by_message(
+    return check_function(
         MIX_POSITIONS, fn, _cases(), MISTAKES, forbidden=LINEAR_LAYERS, atol=1e-7, rtol=1e-6
     )

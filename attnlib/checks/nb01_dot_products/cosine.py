@@ -20,7 +20,7 @@ import attnlib
 from attnlib.checks._calls import Forbidden
 from attnlib.checks._exercise import Exercise, checker_of, passed, register
 from attnlib.checks._framework import Case, CheckResult, fixed_generator, randn64, vec
-from attnlib.checks.nb00_pytorch._errors import check_by_message
+from attnlib.checks._run import check_function
 from attnlib.checks.nb01_dot_products.cosine_mistakes import (
     FORMULA_MISTAKES,
     MISTAKES,
@@ -114,7 +114,7 @@ def check_cosine(fn: Callable[[Tensor, Tensor], Tensor]) -> CheckResult:
     shown_by_stacks = (*FORMULA_MISTAKES, *ZERO_MISTAKES[1:4])
     formula, zeros = _formula_cases(), _zero_cases()
     for cases, mistakes in ((formula, shown_by_stacks), (zeros, ZERO_MISTAKES)):
-        result = check_by_message(
+        result = check_function(
             COSINE, fn, cases, mistakes, forbidden=COSINES, atol=1e-6, rtol=1e-5
         )
         if not result.passed:

@@ -19,7 +19,7 @@ import attnlib
 from attnlib.checks._calls import Forbidden
 from attnlib.checks._exercise import Exercise, Mistake, checker_of, register
 from attnlib.checks._framework import Case, CheckResult, fixed_generator, randn64, vec
-from attnlib.checks.nb00_pytorch._errors import check_by_message
+from attnlib.checks._run import check_function
 
 Tensor = torch.Tensor
 
@@ -222,7 +222,7 @@ def _cases() -> list[Case]:
 def check_dot_product(fn: Callable[[Tensor, Tensor], Tensor]) -> CheckResult:
     """Check ``dot_product(a, b)``: Σ a_i b_i along the last dimension of ``(..., n)`` tensors
     that broadcast; returns ``(...)``."""
-    result = check_by_message(
+    result = check_function(
         DOT_PRODUCT, fn, _cases(), MISTAKES, forbidden=DOT_PRODUCTS, atol=1e-7, rtol=1e-6
     )
     return result

@@ -21,8 +21,7 @@ import torch
 
 from attnlib.checks._exercise import Exercise, Mistake, checker_of, failed, register
 from attnlib.checks._framework import Case, CheckResult, compare_outputs, fixed_generator, randn64
-from attnlib.checks._run import Property, call
-from attnlib.checks.nb00_pytorch._errors import check_by_message
+from attnlib.checks._run import Property, call, check_function
 from attnlib.checks.nb01_dot_products.cosine import COSINES
 
 Tensor = torch.Tensor
@@ -273,7 +272,7 @@ def check_most_similar_other(fn: Callable[[Tensor], Tensor]) -> CheckResult:
     """Check ``most_similar_other(X)``: for each row of ``(..., T, C)``, the index of the other
     row with the largest cosine similarity, ``(..., T)``."""
     cases = _cases()
-    result = check_by_message(
+    result = check_function(
         MOST_SIMILAR_OTHER, fn, cases, MISTAKES, forbidden=COSINES, properties=(Property(_indices),)
     )
     unnamed = "not one of the usual mistakes" in result.message

@@ -4,7 +4,8 @@
 - :func:`named_by_parameters`: a class whose weights do not load, named when its parameters
   are exactly those of a known mistake (``gamma`` and ``beta``, linear maps without biases);
 - :func:`start_problem`: a freshly built LayerNorm that does not start at ones and zeros;
-- :func:`only_two_d_right`: a function right on every 2-D case and wrong on another shape.
+- :func:`only_two_d_right`: a function right on every 2-D case and wrong on another shape;
+- :func:`named_again`: an unnamed failure named at float32's tolerance, or where it ran.
 """
 
 from __future__ import annotations
@@ -15,9 +16,9 @@ from typing import Any
 
 import torch
 
-from attnlib.checks._exercise import Mistake
-from attnlib.checks._framework import Case
-from attnlib.checks._run import Outcome, call, same_behaviour
+from attnlib.checks._exercise import Exercise, Mistake, failed
+from attnlib.checks._framework import Case, CheckResult
+from attnlib.checks._run import Outcome, call, recognise, same_behaviour
 from attnlib.checks.nb11_pretrained._modules import ModuleCase, Verdict
 
 
@@ -82,3 +83,53 @@ def only_two_d_right(
         and all(ok for ok, flat in zip(right, two_d, strict=True) if flat)
         and not all(right)
     )
+
+
+def named_again(
+    exercise: Exercise,
+    fn: Callable[..., Any],
+    cases: Sequence[Case],
+    mistakes: Sequence[Mistake],
+    result: CheckResult,
+    tolerance: tuple[float, float],
+    *,
+    loose: bool = False,
+) -> CheckResult:
+    """``result``, unless it failed without naming a mistake: then, with its case and problem,
+    the mistake the answer behaves like when compared at ``tolerance`` for every case
+    (``loose``: float32's, for an answer that computes a mistake in float32 on float64 cases),
+    on the cases where it raised no error and gave a tensor, when it broke so on one case at
+    most (a mistake whose arithmetic also breaks on an edge case: an empty loop's sum is 0, not
+    a tensor; topk(k + 1) raises where k is every row)."""
+    if result.passed or not result.done or "The mistake:" in result.message:
+        return result
+    first = result.message.split("\n", 1)[0].removeprefix(f"✗ {exercise.name}, ")
+    if not first.startswith("case '"):
+        return result
+    outcomes = [call(fn, case) for case in cases]
+    kept = [
+        (dataclasses.replace(case, atol=None, rtol=None) if loose else case, outcome)
+        for case, outcome in zip(cases, outcomes, strict=True)
+        if outcome.error is None
+        and (isinstance(outcome.value, torch.Tensor) or not isinstance(case.expected, torch.Tensor))
+    ]
+    if len(kept) < len(cases) - 1:
+        return result
+
+    def of(case: Case) -> tuple[float, float]:
+        return (
+            tolerance[0] if case.atol is None else case.atol,
+            tolerance[1] if case.rtol is None else case.rtol,
+        )
+
+    wrong = [
+        not same_behaviour(outcome, Outcome(value=case.expected), of(case))
+        for case, outcome in kept
+    ]
+    if not any(wrong):
+        return result
+    found = recognise(mistakes, [c for c, _ in kept], [o for _, o in kept], wrong, *tolerance)
+    if found is None:
+        return result
+    where, problem = first.split("': ", 1)
+    return failed(exercise, fn, where + "'", problem, found)

@@ -185,6 +185,14 @@ MISTAKES = (
         _slip(split=False, merge=False),
     ),
     Mistake(
+        "viewed Q, K and V as (B, h, T, d_k) straight from (B, T, C), then merged the heads "
+        "back with a transpose",
+        "the view fills head 0 with the first tokens' whole vectors instead of every token's "
+        "first d_k numbers: the cut must undo what the merge does, (B, T, h, d_k) first, then "
+        "the head axis moved forward.",
+        _slip(split=False),
+    ),
+    Mistake(
         "merged the heads with a reshape straight from (B, h, T, d_k) to (B, T, C)",
         "that interleaves tokens and heads: the head axis must move back behind the tokens "
         "before the heads are put side by side.",

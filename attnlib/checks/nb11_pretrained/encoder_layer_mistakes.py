@@ -5,6 +5,7 @@ part's own mistakes are named by its exercise's check, which runs first).
 
 from __future__ import annotations
 
+import torch
 from torch import Tensor, nn
 
 from attnlib.checks._exercise import Mistake
@@ -41,10 +42,13 @@ def _norm_inside(layer: _Layer, x: Tensor, m: Tensor) -> tuple[Tensor, Tensor]:
 def _post(
     layer: _Layer, x: Tensor, m: Tensor, *, residual_1: bool = True, residual_2: str = "h",
     norms: tuple[str, str] = ("norm_1", "norm_2"), ffn_input: str = "h",
-    normalise_first: bool = False, pair: bool = True, mask_inverted: bool = False,
+    normalise_first: bool = False, pair: bool = True, mask: str = "given",
+    unpacked: str = "out, weights",
 ) -> object:  # fmt: skip
     """A post-norm layer, right or with one slip."""
-    a, w = layer.attend(layer.norm_1(x) if normalise_first else x, ~m if mask_inverted else m)
+    m = {"given": m, "inverted": ~m, "all True": torch.ones_like(m)}[mask]
+    a, w = layer.attend(layer.norm_1(x) if normalise_first else x, m)
+    a, w = (w, a) if unpacked == "weights, out" else (a, w)
     h = getattr(layer, norms[0])(x + a if residual_1 else a)
     f = layer.feed_forward(h if ffn_input == "h" else x)
     y = getattr(layer, norms[1])({"h": h, "x": x, "none": 0}[residual_2] + f)
@@ -124,7 +128,19 @@ MISTAKES = (
         "passed the attention the mask inverted (True = padding, as torch's layers take it)",
         "token_mask is True for a real token, and the attention takes it so: inverted, every "
         "query attends to the padding only, and a sentence without padding to nothing at all.",
-        _slip(mask_inverted=True),
+        _slip(mask="inverted"),
+    ),
+    Mistake(
+        "passed the attention an all-True mask, so real tokens attend to the padding",
+        "the layer's token_mask is what keeps the padding out of every real token's mixture: "
+        "the attention needs it as it is, True for a real token.",
+        _slip(mask="all True"),
+    ),
+    Mistake(
+        "unpacked the attention's pair the wrong way round, as (weights, out)",
+        "the attention returns (out, weights): out, of shape (B, T, C), joins the residual, and "
+        "the weights, of shape (B, h, T, T), are returned with y.",
+        _slip(unpacked="weights, out"),
     ),
     Mistake(
         "returned only y, not the pair (y, weights)",

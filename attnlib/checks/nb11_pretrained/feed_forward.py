@@ -104,12 +104,29 @@ class _NoBiases(nn.Module):
         return self.linear2(_erf_gelu(self.linear1(x)))
 
 
-# Named apart from the cases, by the parameters' names.
+class _SizesSwapped(nn.Module):
+    def __init__(self, d_model: int, d_ff: int) -> None:
+        super().__init__()
+        self.linear1 = nn.Linear(d_ff, d_model)  # (out, in), as the weight's shape reads
+        self.linear2 = nn.Linear(d_model, d_ff)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.linear2(_erf_gelu(self.linear1(x)))
+
+
+# Named apart from the cases, by the parameters' names and shapes.
 NO_BIASES = Mistake(
     "built the linear maps without biases",
     "MiniLM's linear maps have biases (linear1.bias, linear2.bias) and the loader copies them "
     "by name: nn.Linear has one unless it is built with bias=False.",
     _NoBiases,
+)
+
+SIZES_SWAPPED = Mistake(
+    "built each nn.Linear with its sizes in (out, in) order, linear1 from d_ff to d_model",
+    "nn.Linear(in_features, out_features) takes the input size first (it stores its weight the "
+    "other way round, as (out, in)): linear1 goes from d_model to d_ff and linear2 back.",
+    _SizesSwapped,
 )
 
 MISTAKES = (
@@ -220,10 +237,27 @@ def verdict(cls: object) -> Verdict:
     all_cases = cases()
     found = check_module(cls, all_cases, MISTAKES, forbidden=FORBIDDEN)
     no_biases = frozenset({"linear1.weight", "linear2.weight"})
-    return named_by_parameters(found, cls, all_cases[0], {no_biases: NO_BIASES})
+    found = named_by_parameters(found, cls, all_cases[0], {no_biases: NO_BIASES})
+    if found.kind == "failed" and found.mistake is None and _sizes_swapped(cls, all_cases[0]):
+        found = Verdict("failed", where=found.where, problem=found.problem, mistake=SIZES_SWAPPED)
+    return found
 
 
-@checker_of(FEED_FORWARD, (*MISTAKES, NO_BIASES))
+def _sizes_swapped(cls: object, case: ModuleCase) -> bool:
+    """Whether a new module's linear maps have the shapes of the task's, transposed."""
+    try:
+        shapes = {n: tuple(p.shape) for n, p in cls(*case.init_args).named_parameters()}  # type: ignore[operator]
+    except Exception:  # the cases have reported it
+        return False
+    wanted = {n: tuple(t.shape) for n, t in case.state.items()}
+    return (
+        set(shapes) == set(wanted)
+        and all(shapes[n] == wanted[n][::-1] for n in wanted if n.endswith(".weight"))
+        and shapes != wanted
+    )
+
+
+@checker_of(FEED_FORWARD, (*MISTAKES, NO_BIASES, SIZES_SWAPPED))
 def check_bert_feed_forward(cls: type) -> CheckResult:
     """Check ``MyFeedForward(d_model, d_ff)``: forward ``(..., d_model) -> (..., d_model)``."""
     return report(FEED_FORWARD, cls, verdict(cls))

@@ -6,7 +6,8 @@ square input (a mean without ``keepdim`` broadcasts the wrong way instead of fai
 input (dim 1 is not the last dimension) and float32 rows of mean 100 and spread 0.1 (a variance
 computed as mean(x²) − mean(x)² cancels). Every case has weights other than ones and zeros, so
 that a missing scale or shift shows. Parameters named gamma and beta are named as such, and a
-right module whose weight and bias do not start at ones and zeros is told so.
+right module whose weight and bias do not start at ones and zeros is told so. The table of
+mistakes is in :mod:`.layer_norm_mistakes`.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from attnlib.checks._calls import Forbidden
-from attnlib.checks._exercise import Exercise, Mistake, checker_of, register
+from attnlib.checks._exercise import Exercise, checker_of, register
 from attnlib.checks._framework import CheckResult, fixed_generator
 from attnlib.checks.nb11_pretrained._after import named_by_parameters, start_problem
 from attnlib.checks.nb11_pretrained._modules import (
@@ -25,6 +26,13 @@ from attnlib.checks.nb11_pretrained._modules import (
     check_module,
     random_state,
     report,
+)
+from attnlib.checks.nb11_pretrained.layer_norm_mistakes import (  # noqa: F401 (re-exported)
+    GAMMA_BETA,
+    MISTAKES,
+    NOT_ONES,
+    PLAIN_TENSORS,
+    RightLayerNorm,
 )
 
 Tensor = torch.Tensor
@@ -53,162 +61,6 @@ LAYER_NORM = register(
 FORBIDDEN = Forbidden(
     python={nn.LayerNorm: "torch.nn.LayerNorm", F.layer_norm: "torch.nn.functional.layer_norm"},
     torch={"layer_norm": "torch.layer_norm", "native_layer_norm": "torch.layer_norm"},
-)
-
-
-class _Norm(nn.Module):
-    """The parameters every mistake below keeps, as the task names them."""
-
-    def __init__(self, d_model: int, eps: float) -> None:
-        super().__init__()
-        self.weight = nn.Parameter(torch.ones(d_model))
-        self.bias = nn.Parameter(torch.zeros(d_model))
-        self.eps = eps
-
-
-def _norm(forward: object) -> type:
-    """A learner's MyLayerNorm whose ``forward(self, x)`` is ``forward``."""
-    return type("MyLayerNorm", (_Norm,), {"forward": forward})
-
-
-def _centred(x: Tensor, dim: int = -1) -> Tensor:
-    return x - x.mean(dim=dim, keepdim=True)
-
-
-def _var(x: Tensor, dim: int = -1) -> Tensor:
-    return _centred(x, dim).pow(2).mean(dim=dim, keepdim=True)  # population variance
-
-
-def _scaled(n: _Norm, normed: Tensor) -> Tensor:
-    return n.weight * normed + n.bias
-
-
-# A right one, for the encoder layer's table of mistakes (Exercise 7) to be built from.
-RightLayerNorm = _norm(lambda n, x: _scaled(n, _centred(x) / (_var(x) + n.eps).sqrt()))
-
-
-class _GammaBeta(nn.Module):
-    def __init__(self, d_model: int, eps: float) -> None:
-        super().__init__()
-        self.gamma = nn.Parameter(torch.ones(d_model))
-        self.beta = nn.Parameter(torch.zeros(d_model))
-        self.eps = eps
-
-    def forward(self, x: Tensor) -> Tensor:
-        return self.gamma * _centred(x) / (_var(x) + self.eps).sqrt() + self.beta
-
-
-class _ZerosFirst(nn.Module):
-    def __init__(self, d_model: int, eps: float) -> None:
-        super().__init__()
-        self.weight = nn.Parameter(torch.zeros(d_model))
-        self.bias = nn.Parameter(torch.zeros(d_model))
-        self.eps = eps
-
-    forward = RightLayerNorm.forward
-
-
-# Named apart from the cases: by the parameters' names, and by a new module's starting values.
-GAMMA_BETA = Mistake(
-    "named the parameters gamma and beta instead of weight and bias",
-    "the loader copies MiniLM's LayerNorm weights by name into weight and bias, the names of "
-    "torch's nn.LayerNorm and of the checkpoint: under other names they do not load.",
-    _GammaBeta,
-)
-NOT_ONES = Mistake(
-    "did not start the weight at ones and the bias at zeros",
-    "a new LayerNorm must leave a normalised vector as it is (scale 1, shift 0) until training "
-    "moves it; with a weight of zeros every output starts as the bias, the same for every token.",
-    _ZerosFirst,
-)
-
-MISTAKES = (
-    Mistake(
-        "added epsilon outside the square root",
-        "(x − μ)/(σ + ε) is not (x − μ)/√(σ² + ε): they differ wherever the variance is not far "
-        "larger than ε. With MiniLM's ε = 1e-12 no number you could see changes, which is why "
-        "the check uses ε = 0.1 and rows of small variance.",
-        _norm(lambda n, x: _scaled(n, _centred(x) / (_var(x).sqrt() + n.eps))),
-    ),
-    Mistake(
-        "divided by torch.std plus epsilon (the unbiased deviation, epsilon outside the root)",
-        "torch.std divides by C − 1 unless told otherwise, and ε belongs under the square root "
-        "with the population variance: √(σ² + ε). (The Annotated Transformer's LayerNorm does "
-        "this; BERT's does not.)",
-        _norm(lambda n, x: _scaled(n, _centred(x) / (x.std(-1, keepdim=True) + n.eps))),
-    ),
-    Mistake(
-        "used the unbiased variance (divided by C − 1)",
-        "torch.var divides by C − 1 unless told otherwise; LayerNorm's variance is the mean of "
-        "the squared deviations, a division by C.",
-        _norm(lambda n, x: _scaled(n, _centred(x) / (x.var(-1, keepdim=True) + n.eps).sqrt())),
-    ),
-    Mistake(
-        "did not apply the learned scale and shift",
-        "weight and bias are what the model learned for each feature: MiniLM's LayerNorms are "
-        "far from the plain normalisation without them.",
-        _norm(lambda n, x: _centred(x) / (_var(x) + n.eps).sqrt()),
-    ),
-    Mistake(
-        "used a fixed epsilon (PyTorch's default 1e-5) instead of the eps it was given",
-        "BERT's ε is 1e-12, not PyTorch's 1e-5, and MiniLM moves visibly with the wrong one "
-        "(section 2): the module must use the eps passed to __init__.",
-        _norm(lambda n, x: _scaled(n, _centred(x) / (_var(x) + 1e-5).sqrt())),
-    ),
-    Mistake(
-        "left epsilon out (or used a far smaller one than the eps given)",
-        "without ε a constant vector divides 0 by 0 and gives NaN; and where the variance is "
-        "small, the ε given changes the result.",
-        _norm(lambda n, x: _scaled(n, _centred(x) / _var(x).sqrt())),
-    ),
-    Mistake(
-        "divided by the variance instead of its square root",
-        "normalising divides by the standard deviation √(σ² + ε), so that each vector ends with "
-        "variance 1; dividing by σ² + ε leaves it with variance 1/σ².",
-        _norm(lambda n, x: _scaled(n, _centred(x) / (_var(x) + n.eps))),
-    ),
-    Mistake(
-        "took one mean and one variance over the whole tensor, not one per vector",
-        "each token's vector is normalised on its own, along the last dimension: statistics of "
-        "the whole batch mix tokens and sentences.",
-        _norm(
-            lambda n, x: _scaled(n, (x - x.mean()) / ((x - x.mean()).pow(2).mean() + n.eps).sqrt())
-        ),
-    ),
-    Mistake(
-        "took the mean and variance along dim 1, which is the last dimension only for a 2-D input",
-        "the features are always the last dimension: for (B, T, C) dim 1 runs over the tokens.",
-        _norm(lambda n, x: _scaled(n, _centred(x, 1) / (_var(x, 1) + n.eps).sqrt())),
-    ),
-    Mistake(
-        "took the mean and variance without keeping the reduced dimension",
-        "a mean of shape (…,) instead of (…, 1) broadcasts along the wrong axis: it fails for "
-        "most shapes and, for a square input, subtracts row i's mean from column i.",
-        _norm(
-            lambda n, x: _scaled(
-                n, (x - x.mean(-1)) / ((x - x.mean(-1)).pow(2).mean(-1) + n.eps).sqrt()
-            )
-        ),
-    ),
-    Mistake(
-        "computed the variance as mean(x²) − mean(x)², which cancels when the mean is large",
-        "when the mean is large and the spread small, mean(x²) and mean(x)² agree in almost "
-        "every digit float32 keeps, and their difference is rounding noise. Averaging the "
-        "squares of x − μ keeps those digits.",
-        _norm(
-            lambda n, x: _scaled(
-                n,
-                _centred(x)
-                / ((x * x).mean(-1, keepdim=True) - x.mean(-1, keepdim=True) ** 2 + n.eps).sqrt(),
-            )
-        ),
-    ),
-    Mistake(
-        "added the shift before scaling",
-        "LayerNorm scales the normalised vector by weight, then adds bias: weight · (x̂ + bias) "
-        "scales the shift too.",
-        _norm(lambda n, x: n.weight * (_centred(x) / (_var(x) + n.eps).sqrt() + n.bias)),
-    ),
 )
 
 
@@ -251,6 +103,16 @@ def cases() -> list[ModuleCase]:
     ]
 
 
+def _plain_tensors(cls: object) -> bool:
+    """Whether a new module has no parameters but a weight and a bias that are tensors."""
+    try:
+        module = cls(8, 0.1)  # type: ignore[operator]
+        pieces = (getattr(module, "weight", None), getattr(module, "bias", None))
+        return not list(module.parameters()) and all(isinstance(p, Tensor) for p in pieces)
+    except Exception:  # the cases have reported it
+        return False
+
+
 def verdict(cls: object) -> Verdict:
     """What the check finds for ``cls``, without recording it (the layer's check uses it)."""
     all_cases = cases()
@@ -258,13 +120,15 @@ def verdict(cls: object) -> Verdict:
     found = named_by_parameters(
         found, cls, all_cases[0], {frozenset({"gamma", "beta"}): GAMMA_BETA}
     )
+    if found.kind == "failed" and found.mistake is None and _plain_tensors(cls):
+        found = Verdict("failed", where=found.where, problem=found.problem, mistake=PLAIN_TENSORS)
     problem = start_problem(cls, (8, 0.1)) if found.kind == "passed" else None  # type: ignore[arg-type]
     if problem is not None:
         return Verdict("failed", where="as built", problem=problem, mistake=NOT_ONES)
     return found
 
 
-@checker_of(LAYER_NORM, (*MISTAKES, GAMMA_BETA, NOT_ONES))
+@checker_of(LAYER_NORM, (*MISTAKES, GAMMA_BETA, NOT_ONES, PLAIN_TENSORS))
 def check_bert_layer_norm(cls: type) -> CheckResult:
     """Check ``MyLayerNorm(d_model, eps)``: forward ``(..., d_model) -> (..., d_model)``."""
     return report(LAYER_NORM, cls, verdict(cls))

@@ -1,7 +1,7 @@
 """Checkers for notebook 12's exercises, one module each: the FLOPs of tiled causal attention
 that skips hidden tiles (:mod:`.causal_flops`), merging two partial results of attention
-(:mod:`.merge`) and, optional, tiled attention with masks (:mod:`.tiled`, its mistakes in
-:mod:`.tiled_mistakes`).
+(:mod:`.merge`, its mistakes in :mod:`.merge_mistakes`) and, optional, tiled attention with
+masks (:mod:`.tiled`, its mistakes in :mod:`.tiled_mistakes`).
 
 Each exercise lists the mistakes learners make on it (``MISTAKES``), written as a learner would
 write them; a failing answer that behaves as one of them on every case is told which. Notebook 12.

@@ -119,6 +119,12 @@ MISTAKES = (
         lambda bh, t, d, size: causal_tile_flops(1, t, d, size),
     ),
     Mistake(
+        "counted one key too many for each query tile, its end taken as its last row",
+        "a tile of rows start … end − 1 ends one before end: its last query sees keys 0 … "
+        "end − 1, which is end keys, not end + 1.",
+        lambda bh, t, d, size: 4 * bh * d * sum((e - s) * (e + 1) for s, e in _tiles(t, size)),
+    ),
+    Mistake(
         "left out the head size d",
         "each score is a dot product of length d, and each output number sums over its keys "
         "for each of d columns: both products grow with d.",

@@ -7,8 +7,9 @@ than T_k, scores in the thousands and scores all far below 0 (a running maximum 
 underflows), d_v ≠ d_k, a causal mask, a left-padded batch whose first tiles are fully masked
 for some rows, a padding mask with T_q ≠ T_k, in several tiles and in one, and more queries
 than keys in one tile (where a mask applied whole, sliced along its rows or tested with
-``if mask:`` each behave differently). After the values, a run under a log of torch
-operations checks that no (T_q, T_k) score matrix was ever made.
+``if mask:`` each behave differently), and one head without a batch (where ``.T`` is right).
+After the values, a run under a log of torch operations checks that no (T_q, T_k) score
+matrix was ever made.
 """
 
 from __future__ import annotations
@@ -111,6 +112,7 @@ def _cases() -> list[Case]:
             "a (6, 3) mask, more queries than keys, one of them seeing none, in one tile of 3",
             (tall_q, tall_k, tall_v, tall, 3),
         ),
+        ("one head without a batch: q (5, 4), k (7, 4), tile_size 3", (q[0], k[0], v[0], None, 3)),
     ]
     return [Case(name, args, _reference(*args[:4]), atol=3e-5, rtol=1e-4) for name, args in specs]
 

@@ -7,6 +7,7 @@ function, :func:`tiled`, whose keywords switch each mistake on. Notebook 12.
 from __future__ import annotations
 
 import math
+import warnings
 
 import torch
 
@@ -29,6 +30,8 @@ def tiled(
     last_tile: bool = True,
     mask_use: str = "right",
     safe: bool = True,
+    safe_end: bool | None = None,
+    k_dot_t: bool = False,
     width: str = "d_v",
     start_max: float = -math.inf,
     keepdim: bool = True,
@@ -44,7 +47,13 @@ def tiled(
     t_k = k.shape[-2]
     stop = t_k if last_tile else t_k - tile_size + 1
     for start in range(0, stop, tile_size):
-        s = q @ k[..., start : start + tile_size, :].transpose(-2, -1) * factor
+        keys = k[..., start : start + tile_size, :]
+        if k_dot_t:
+            with warnings.catch_warnings():  # torch warns that .T reverses every dimension
+                warnings.simplefilter("ignore")
+                s = q @ keys.T * factor
+        else:
+            s = q @ keys.transpose(-2, -1) * factor
         present = bool(mask) if mask_use == "if" and mask is not None else mask is not None
         if present and mask_use != "ignored":
             columns = mask[..., start : start + tile_size]
@@ -68,7 +77,7 @@ def tiled(
         m = m_new
     if not divide:
         return o
-    if not safe:
+    if not (safe if safe_end is None else safe_end):
         return o / ell
     return torch.where(ell > 0, o / ell.clamp_min(torch.finfo(q.dtype).tiny), 0.0)
 
@@ -228,6 +237,20 @@ MISTAKES = (
         "e^(s − m') is NaN; measure such a row from 0, and give a row with no allowed key at "
         "all the output 0.",
         lambda *a: tiled(*a, safe=False),
+    ),
+    Mistake(
+        "measured a row that has seen only masked keys from −inf: its sums became NaN, and "
+        "the row came out 0",
+        "e^(s − m') with m' = −inf is e^(−inf + inf), NaN, and the NaN stays in ℓ and õ for "
+        "every later tile; the final test ℓ > 0 is False for NaN, so a row that does see "
+        "allowed keys later ends as 0. Until a row sees an allowed key, it is measured from 0.",
+        lambda *a: tiled(*a, safe=False, safe_end=True),
+    ),
+    Mistake(
+        "transposed each tile of keys with .T, which reverses every dimension of a batch",
+        "on a batch (..., tile, d_k) .T gives (d_k, tile, ...), not (..., d_k, tile): only the "
+        "last two dimensions may be swapped, so that every batch and head keeps its place.",
+        lambda *a: tiled(*a, k_dot_t=True),
     ),
     Mistake(
         "made the output as wide as the queries (d_k), not the values (d_v)",
