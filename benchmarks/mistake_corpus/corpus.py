@@ -85,9 +85,9 @@ def judge(entry: Entry) -> tuple[str, str]:
 
 
 def modules(notebook: str, corpus: str | None = None) -> list[str]:
-    """The corpus modules of a notebook: ``nbNN`` (the first corpus, "a") and ``nbNN_b``
-    (the second, written later by other hands, "b"); ``corpus`` picks one."""
-    names = {"a": f"nb{notebook}", "b": f"nb{notebook}_b"}
+    """The corpus modules of a notebook: ``nbNN`` (the first corpus, "a"), ``nbNN_b`` and
+    ``nbNN_c`` (the second and third, each written later by other hands); ``corpus`` picks one."""
+    names = {"a": f"nb{notebook}", "b": f"nb{notebook}_b", "c": f"nb{notebook}_c"}
     chosen = [names[corpus]] if corpus else list(names.values())
     return [name for name in chosen if (HERE / f"{name}.py").is_file()]
 
@@ -127,7 +127,7 @@ def run(numbers: list[str], verbose: bool = False, corpus: str | None = None) ->
 
 
 def main(argv: list[str]) -> None:
-    """``[-v] [--corpus a|b] [NN …]``: verbose, one corpus only, some notebooks only."""
+    """``[-v] [--corpus a|b|c] [NN …]``: verbose, one corpus only, some notebooks only."""
     verbose = "-v" in argv
     corpus = argv[argv.index("--corpus") + 1] if "--corpus" in argv else None
     words = [a for a in argv if a not in ("-v", "--corpus", corpus)]
