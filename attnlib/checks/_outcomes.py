@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import torch
 
 from attnlib.checks._errors import same_error
@@ -93,6 +94,12 @@ def _same_value(a: Any, b: Any, tolerance: tuple[float, float]) -> bool:
         return bool(torch.isclose(a64, b64, atol=atol, rtol=rtol, equal_nan=True).all())
     if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
         return False
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):  # a learner who wrote numpy
+        return (
+            isinstance(a, np.ndarray)
+            and isinstance(b, np.ndarray)
+            and _same_value(torch.from_numpy(a), torch.from_numpy(b), tolerance)
+        )
     if isinstance(a, float) and isinstance(b, float):
         atol, rtol = tolerance
         return abs(a - b) <= atol + rtol * abs(b) or (a != a and b != b)

@@ -74,6 +74,8 @@ FEED_FORWARD_MISTAKES = {
     "sqrt 2 outside erf": "with the √2 outside erf",
     "x @ W": "as they are (x @ W)",
     "sizes (out, in)": "with its sizes in (out, in) order",
+    "erf times sqrt 2": "erf(a·√2) instead of erf(a / √2)",
+    "density": "the normal density φ(a)",
 }
 LAYER_MISTAKES = {
     "pre-norm": "wired the layer pre-norm",
@@ -90,6 +92,7 @@ LAYER_MISTAKES = {
     "layer mask inverted": "passed the attention the mask inverted",
     "layer mask all True": "an all-True mask",
     "pair unpacked reversed": "the wrong way round, as (weights, out)",
+    "no feed-forward": "left out the feed-forward sublayer",
 }
 
 
@@ -236,6 +239,10 @@ def modules(mistake: str | None = None) -> SimpleNamespace:
                 a = (1 + torch.erf(a / 2**0.5)) / 2
             elif mistake == "sqrt 2 outside erf":
                 a = a * (1 + torch.erf(a)) / 2 / math.sqrt(2)
+            elif mistake == "erf times sqrt 2":
+                a = a * (1 + torch.erf(a * 2**0.5)) / 2
+            elif mistake == "density":  # the bell curve of the standard normal
+                a = a * torch.exp(-(a**2) / 2) / (2 * math.pi) ** 0.5
             elif mistake not in ("no activation", "activation after linear2"):
                 a = a * 0.5 * torch.erfc(-a / math.sqrt(2))
             y = self.linear2(a)
@@ -271,6 +278,8 @@ def modules(mistake: str | None = None) -> SimpleNamespace:
             if mistake == "norm_1 twice":
                 second = self.norm_1
             h = first(attended if mistake == "no attention residual" else x + attended)
+            if mistake == "no feed-forward":
+                return h, weights
             f = self.feed_forward(x if mistake == "feed-forward on x" else h)
             around = {"no feed-forward residual": 0, "second residual x": x}.get(mistake, h)
             y = second(around + f)

@@ -55,6 +55,14 @@ def test_a_right_answer_passes_and_a_wrong_one_names_its_mistake() -> None:
     assert 'checks.hint("test_double")' in str(report)
 
 
+def test_a_mistake_written_in_numpy_is_named_when_the_answer_is_numpy_too() -> None:
+    in_numpy = Mistake("doubled in numpy", "a numpy array is not a tensor", lambda x: 2 * x.numpy())
+    report = check_function(DOUBLE, lambda x: x.numpy() + x.numpy(), _cases(), (HALF, in_numpy))
+    assert not report.passed and "The mistake: doubled in numpy." in str(report), report
+    report = check_function(DOUBLE, lambda x: 3 * x.numpy(), _cases(), (HALF, in_numpy))
+    assert not report.passed and "The mistake:" not in str(report), report
+
+
 def test_a_mistake_is_named_by_its_behaviour_on_every_case_not_one() -> None:
     # x * x equals 2x on the case [2, 2]: only the whole behaviour tells the two apart.
     report = _check(lambda x: x**2)

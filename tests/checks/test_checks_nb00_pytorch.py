@@ -71,6 +71,12 @@ COLUMNS_RIGHT: dict[str, Callable[[Tensor], Tensor]] = {
     "float32": lambda x: (y := x.float()) / y.sum(-2, keepdim=True),
 }
 
+
+def columns_in_numpy(x: Tensor) -> Tensor:
+    values = x.numpy()  # numpy is what I know
+    return values / values.sum(axis=0 if values.ndim == 2 else -2, keepdims=True)
+
+
 COLUMNS_WRONG: dict[str, tuple[Callable[[Tensor], Tensor], str]] = {
     "rows": (lambda x: x / x.sum(axis=-1, keepdims=True), "normalised each row"),
     "dim 0": (lambda x: x / torch.sum(x, 0, keepdim=True), "summed along dim 0"),
@@ -109,6 +115,7 @@ COLUMNS_WRONG: dict[str, tuple[Callable[[Tensor], Tensor], str]] = {
     ),
     "floor division": (lambda x: torch.floor_divide(x, x.sum(-2, True)), "divided with //"),
     "in place": (columns_in_place, "divided x in place"),
+    "numpy": (columns_in_numpy, "worked in numpy"),
 }
 
 
@@ -272,6 +279,11 @@ def mix_from_weight_columns(x: Tensor, w: Tensor, b: Tensor) -> Tensor:
     return torch.stack(out, dim=-2)
 
 
+def mix_bias_twice(x: Tensor, w: Tensor, b: Tensor) -> Tensor:
+    out = (x.mT @ w.T + b).mT  # the layer along the positions, bias included
+    return out + b.view(-1, 1)  # ... and the bias once more
+
+
 MIX_RIGHT = {
     "weight on the left": lambda x, w, b: w @ x + b[:, None],
     "transpose, formula, transpose back": lambda x, w, b: (x.mT @ w.T + b).mT,
@@ -307,6 +319,11 @@ MIX_WRONG = {
         lambda x, w, b: torch.einsum("btc,ut->buc", x, w) + b.unsqueeze(-1),
         "in the einsum, so it fits no other shape",
     ),
+    "einsum for one (T, C) sequence only": (
+        lambda x, w, b: torch.einsum("ut,tc->uc", w, x) + b.unsqueeze(1),
+        "the two dimensions of one (T, C) sequence",
+    ),
+    "bias twice": (mix_bias_twice, "added the bias twice"),
     "column u of the weight": (mix_from_weight_columns, "took column u of the weight"),
     "mean": (
         lambda x, w, b: torch.einsum("ut,...tc->...uc", w, x) / w.shape[1] + b[:, None],

@@ -71,6 +71,13 @@ def dot_in_place(a: Tensor, b: Tensor) -> Tensor:
     return a.sum(-1)
 
 
+def dot_over_zip(a: Tensor, b: Tensor) -> Tensor:
+    results = []
+    for first, second in zip(a, b, strict=False):  # meant as the pairs of vectors
+        results.append(torch.sum(first * second))
+    return torch.stack(results)
+
+
 DOT_WRONG: dict[str, tuple[Callable[[Tensor, Tensor], Tensor], str]] = {
     "sum of everything": (lambda a, b: torch.sum(a * b), "with no dimension"),
     "dim 0": (lambda a, b: (a * b).sum(axis=0), "along dim 0"),
@@ -99,6 +106,7 @@ DOT_WRONG: dict[str, tuple[Callable[[Tensor, Tensor], Tensor], str]] = {
     "1-D einsum": (lambda a, b: torch.einsum("n,n", a, b), "an einsum for two single vectors"),
     "a loop over len(a)": (dot_over_len, "looped over range(len(a))"),
     "in place": (dot_in_place, "multiplied a in place"),
+    "a loop over zip": (dot_over_zip, "looped over zip(a, b)"),
 }
 
 
@@ -161,6 +169,12 @@ COSINE_RIGHT = {
 }
 
 
+def cosine_one_for_zero(a: Tensor, b: Tensor) -> Tensor:
+    lengths = a.norm(dim=-1) * b.norm(dim=-1)
+    cos = (a * b).sum(-1) / lengths
+    return torch.where(lengths > 0, cos, torch.tensor(1.0, dtype=cos.dtype))
+
+
 def cosine_if(a: Tensor, b: Tensor) -> Tensor:
     if a.norm(dim=-1) == 0 or b.norm(dim=-1) == 0:
         return torch.tensor(0.0)
@@ -194,6 +208,7 @@ def cosine_zero_b_only(a: Tensor, b: Tensor) -> Tensor:
 
 
 COSINE_WRONG = {
+    "1 for zero": (cosine_one_for_zero, "a cosine of 1 instead of 0"),
     "NaN for zero": (
         lambda a, b: (a * b).sum(-1) / (a.norm(dim=-1) * b.norm(dim=-1)),
         "zero vector",

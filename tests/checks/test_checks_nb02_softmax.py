@@ -59,6 +59,11 @@ def formula_in_place(x: Tensor) -> Tensor:
 
 
 FORMULA_WRONG: dict[str, tuple[Callable[[Tensor], Tensor], str]] = {
+    "exps over the scores' total": (
+        lambda x: torch.exp(x) / torch.sum(x, -1, keepdim=True),
+        "the total of the raw scores",
+    ),
+    "sigmoid": (lambda x: 1 / (1 + torch.exp(-x)), "used the sigmoid"),
     "the sum of everything": (
         lambda x: torch.exp(x) / torch.sum(torch.exp(x)),
         "divided by the total of the whole tensor",
@@ -279,6 +284,10 @@ BACKWARD_RIGHT = {
 }
 
 BACKWARD_WRONG = {
+    "the mean of p g": (
+        lambda p, g: p * g - p * torch.mean(p * g, dim=-1, keepdim=True),
+        "the mean of p·g",
+    ),
     "p * g": (lambda p, g: g * p, "only the diagonal term"),
     "the diagonal of J": (lambda p, g: g * p - g * p**2, "used only the diagonal of J"),
     "the sign": (lambda p, g: (p * g).sum(-1, keepdim=True) * p - g * p, "the sign"),

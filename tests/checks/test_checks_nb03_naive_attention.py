@@ -177,7 +177,11 @@ STACKED_WRONG = {
     "zeros": (lambda x, n: start_from(x, n, 0.0), "from a matrix of zeros"),
     "ones": (lambda x, n: start_from(x, n, 1.0), "from a matrix of ones"),
     "a sum": (lambda x, n: start_from(x, n, 0.0, "+"), "added the layers' weight matrices"),
-    "entry by entry": (lambda x, n: start_from(x, n, 1.0, "*"), "entry by entry"),
+    "entry by entry": (lambda x, n: start_from(x, n, 1.0, "*"), "not as matrices (@)"),
+    "entry by entry from the identity": (
+        lambda x, n: _stack(x, n, lambda mix, w, out: mix * w),
+        "into an identity",
+    ),
     "transposed": (
         lambda x, n: _stack(x, n, lambda mix, w, out: w.transpose(-1, -2) @ mix),
         "transposed, reading a column",
@@ -472,7 +476,28 @@ LOCAL_WRONG = {
     "exp, zero and renormalise": (local_renormalise, "softmax of the whole row"),
     "lower end only": (lambda x, w: local_lower_end_only(x, w), "also saw the future"),
     "a float32 buffer": (lambda x, w: local_float32_buffer(x, w), "a float32 tensor"),
+    "exp of the masked scores": (
+        lambda x, w: local_exp_masked(x, w),
+        "each row's largest first",
+    ),
+    "exp times the mask": (
+        lambda x, w: local_exp_times_mask(x, w),
+        "then zeroed the hidden ones",
+    ),
 }
+
+
+def local_exp_masked(x: Tensor, window: int) -> Pair:
+    scores = x @ x.mT
+    e = scores.masked_fill(~_tri(x.shape[-2], 1 - window, 0), -math.inf).exp()
+    w = e / e.sum(-1, keepdim=True)  # softmax from its formula
+    return w @ x, w
+
+
+def local_exp_times_mask(x: Tensor, window: int) -> Pair:
+    e = torch.exp(x @ x.mT) * _tri(x.shape[-2], 1 - window, 0)  # hidden ones set to 0
+    w = e / torch.sum(e, dim=-1, keepdim=True)
+    return w @ x, w
 
 
 def local_lower_end_only(x: Tensor, window: int) -> Pair:

@@ -171,6 +171,24 @@ ATTENTION_WRONG: dict[str, tuple[Callable, str]] = {
         ),
         "without keepdim",
     ),
+    "einsum for a batch only": (
+        lambda q, k, v: (
+            torch.einsum(
+                "nij,njd->nid",
+                w := torch.einsum("nid,njd->nij", q, k).div(math.sqrt(q.shape[-1])).softmax(-1),
+                v,
+            ),
+            w,
+        ),
+        "einsum subscripts for 3-D inputs only",
+    ),
+    "sum() of every exponential": (
+        lambda q, k, v: (
+            (w := (e := (q @ k.mT).div(math.sqrt(q.shape[-1])).exp()) / e.sum()) @ v,
+            w,
+        ),
+        "sum over the whole tensor",
+    ),
     "einsum with a row per key": (
         lambda q, k, v: (
             torch.einsum(
@@ -198,6 +216,20 @@ def test_each_attention_mistake_is_caught_and_named(name: str) -> None:
     report = checks.check_attention_any_shape(fn)
     assert not report.passed
     assert _named(report, words), report
+
+
+def attention_rows_of_a_matrix(q: Tensor, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
+    """A learner's loop over the rows of 2-D inputs: wrong for a batch, but not k.T."""
+    w = torch.stack(
+        [torch.softmax(torch.stack([qi @ kj for kj in k]) / q.shape[-1] ** 0.5, 0) for qi in q]
+    )
+    return w @ v, w
+
+
+def test_a_loop_for_two_dimensions_is_caught_and_not_taken_for_k_dot_t() -> None:
+    report = checks.check_attention_any_shape(attention_rows_of_a_matrix)
+    assert not report.passed
+    assert "right only for a 2-D k" not in str(report), report
 
 
 def _sdpa_cheat(q: Tensor, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
@@ -493,6 +525,15 @@ POOL_WRONG = {
         "after the softmax",
     ),
     "loop from 1": (pool_loop_from_the_second, "left out the first sequence"),
+    "argmax instead of a softmax": (
+        lambda x, q, kp, vp: (
+            (
+                (w := F.one_hot(S(x, q, kp).argmax(1), x.shape[1]).to(x.dtype))[..., None] * vp(x)
+            ).sum(1),
+            w,
+        ),
+        "an argmax",
+    ),
     "mean of the weighted values": (
         lambda x, q, kp, vp: (
             torch.einsum("bt,btv->btv", w := torch.softmax(S(x, q, kp), 1), vp(x)).mean(1),

@@ -95,6 +95,13 @@ SPLIT_WRONG = {
         _each_part(lambda p, h: p.reshape(p.shape[0], h, p.shape[1], -1)),
         "without the transpose",
     ),
+    "reshape to (B, 3, T, C)": (
+        lambda qkv, h: tuple(
+            part.reshape(qkv.shape[0], qkv.shape[1], h, -1).transpose(1, 2)
+            for part in qkv.reshape(qkv.shape[0], 3, qkv.shape[1], -1).unbind(1)
+        ),
+        "straight as (B, 3, T, C)",
+    ),
     "view straight": (
         _each_part(lambda p, h: p.view(p.shape[0], h, p.shape[1], p.shape[2] // h)),
         "without the transpose",
@@ -243,6 +250,12 @@ def _through_join(join: Callable[[Tensor], Tensor], zero: bool = True) -> Callab
 
 
 CONTRIBUTIONS_WRONG = {
+    "head 0's rows for every head": (
+        lambda heads, w_o: torch.stack(
+            [heads[:, i] @ w_o[: heads.shape[-1]] for i in range(heads.shape[1])], dim=1
+        ),
+        "the first D rows of W^O",
+    ),
     "whole W^O": (
         lambda heads, w_o: torch.stack([heads[:, i] @ w_o for i in range(heads.shape[1])], 1),
         "the whole of W^O",
@@ -486,6 +499,13 @@ MHA_WRONG["split straight"] = (
         y, x, w_q, w_k, w_v, w_o, h
     ),
     "split into heads by reading (B, T, C) straight",
+)
+MHA_WRONG["split and merge straight"] = (
+    lambda y, x, w_q, w_k, w_v, w_o, h: _mha(
+        split=lambda t: t.reshape(t.shape[0], h, t.shape[1], -1),
+        merge=lambda o: o.reshape(o.shape[0], o.shape[2], -1),
+    )(y, x, w_q, w_k, w_v, w_o, h),
+    "without either transpose",
 )
 MHA_WRONG["split (B, T, H, D)"] = (
     lambda y, x, w_q, w_k, w_v, w_o, h: _mha(

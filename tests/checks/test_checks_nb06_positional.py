@@ -195,6 +195,16 @@ def sines_then_cosines_odd_sine_last(positions: Tensor, d_model: int) -> Tensor:
     return torch.stack(pe, dim=-1)
 
 
+def pairs_of_half_the_width(positions: Tensor, d_model: int) -> Tensor:
+    half = d_model // 2
+    omega = torch.exp(-math.log(10000.0) * torch.arange(half, dtype=torch.float64) * 2 / d_model)
+    angles = positions.double()[..., None] * omega
+    pe = torch.zeros(*positions.shape, d_model, dtype=torch.float64)
+    pe[..., ::2] = angles.sin()
+    pe[..., 1::2] = angles.cos()
+    return pe
+
+
 TABLE_WRONG: dict[str, tuple[Callable[[Tensor, int], Tensor], str]] = {
     "base 1000": (lambda p, d: _pe(p, d, base=1000), "1000 as the base"),
     "sin and cos swapped": (lambda p, d: _pe(p, d, swap=True), "cosines in the even dimensions"),
@@ -207,7 +217,8 @@ TABLE_WRONG: dict[str, tuple[Callable[[Tensor, int], Tensor], str]] = {
     "floor division": (lambda p, d: _pe(p, d, exponent=lambda t, d: t // d), "floor division"),
     "built for d + 1": (lambda p, d: _pe(p, d + d % 2)[..., :d], "for d_model + 1 dimensions"),
     "d + 1 columns": (d_plus_one_columns, "returned d_model + 1 dimensions"),
-    "even widths only": (even_only, "assumed d_model is even"),
+    "even widths only": (even_only, "assumed d_model is even: with an odd width the cosines"),
+    "d // 2 pairs": (pairs_of_half_the_width, "one sine short for an odd width"),
     "last left at zero": (last_zero, "left the last dimension of an odd width at 0"),
     "counted from 0": (
         lambda p, d: table_where(torch.zeros_like(p) + torch.arange(p.shape[-1]), d),

@@ -244,8 +244,21 @@ PADDING_WRONG: dict[str, tuple[Callable[[list[int], int], Tensor], str]] = {
         "along the same dimension",
     ),
 }
+
+
+def padding_the_last_slots(lengths: list[int], max_len: int) -> Tensor:
+    mask = torch.zeros(len(lengths), max_len, dtype=torch.bool)
+    for row, length in zip(mask, lengths, strict=True):
+        row[-length:] = True  # the last `length` slots (and, for length 0, the whole row)
+    return mask.view(len(lengths), 1, 1, max_len)
+
+
 # A mistake the table writes twice, as the two ways give different numbers.
 PADDING_SECOND_WAYS = {
+    "the last `length` slots, sliced from the end": (
+        padding_the_last_slots,
+        "real tokens at the end",
+    ),
     "(T, B) reshaped to (B, 1, 1, T)": (
         lambda lengths, n: torch.stack([torch.arange(n) < m for m in lengths], 1).view(
             len(lengths), 1, 1, n

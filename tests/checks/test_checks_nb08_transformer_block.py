@@ -115,6 +115,16 @@ GATED_WRONG: dict[str, tuple[Callable[..., Tensor], str]] = {
         ),
         "the √2 is missing",
     ),
+    "einsum for (T, d) only": (
+        lambda x, g, u, d: F.linear(
+            F.gelu(torch.einsum("nd,hd->nh", x, g)) * torch.einsum("nd,hd->nh", x, u), d
+        ),
+        "einsum subscripts for a 2-D x",
+    ),
+    "no w_down": (
+        lambda x, g, u, d: F.gelu(F.linear(x, g)) * F.linear(x, u),
+        "the down projection",
+    ),
     "GELU at the end": (
         lambda x, g, u, d: F.gelu(F.linear(F.gelu(F.linear(x, g)) * F.linear(x, u), d)),
         "to the output as well",
@@ -316,6 +326,20 @@ LN_WRONG: dict[str, tuple[Callable[..., Tensor], str]] = {
             + b
         ),
         "without keeping the reduced dimensions",
+    ),
+    "flattened from the front": (
+        lambda x, g, b, eps=1e-5: (
+            g
+            * (
+                (
+                    (f := torch.flatten(x, g.dim()))
+                    - (vm := torch.var_mean(f, dim=-1, keepdim=True, correction=0))[1]
+                )
+                * torch.rsqrt(vm[0] + eps)
+            ).reshape(x.shape)
+            + b
+        ),
+        "counting from the front",
     ),
 }
 

@@ -81,6 +81,10 @@ class Encoder(nn.Module):
             mask = mask.logical_not()
         elif m == "mask on the queries" and mask is not None:
             mask = mask.mT
+        if m == "mask as the key" and mask is not None:
+            a, w = self.self_attention(x, mask)
+            h = self.norm_1(x + self._drop(a, 1))
+            return self.norm_2(h + self._drop(self.feed_forward(h), 2)), w
         no_weights = m == "no weights"
         a, w = self.self_attention(query=x, key=x, value=x, mask=mask, need_weights=not no_weights)
         n1, n2 = {
@@ -158,6 +162,7 @@ ENCODER_WRONG = {
     encoder("norm_1 twice"): "used norm_1 for both blocks",
     encoder("mask ignored"): "did not pass the padding mask",
     encoder("mask inverted"): "inverted the padding mask",
+    encoder("mask as the key"): "second argument, which is its key",
     encoder("FFN reads x"): "the layer's input x instead of h",
     encoder("FFN skip from x"): "not h, on the feed-forward block's skip path",
     encoder("GELU"): "GELU instead of the paper's ReLU",

@@ -119,6 +119,14 @@ def shares(right: Callable[[float, int], float], other: Callable[[float, int], f
     return loss
 
 
+def column_0_zeroed(x: Tensor, y: Tensor, e: float, p: int) -> Tensor:
+    V = x.shape[-1]
+    q = torch.full_like(x, e / (V - 2)).scatter(-1, y[..., None], 1 - e)
+    q[:, :, 0] = 0.0  # the tokenizer's <pad> is 0
+    per = -(q * x.log_softmax(-1)).sum(-1)
+    return per[y != p].mean()
+
+
 SMOOTHING_WRONG: dict[str, tuple[Callable[..., Any], str]] = {
     "log of softmax": (
         lambda x, y, e, p: _masked_mean(
@@ -203,6 +211,7 @@ SMOOTHING_WRONG: dict[str, tuple[Callable[..., Any], str]] = {
         "along the positions",
     ),
     "pad is 0": (lambda x, y, e, p: loss_from_q(x, y, e, 0), "token 0 as <pad>"),
+    "column 0 of q zeroed": (column_0_zeroed, "zeroed token 0's share of q instead of pad_id's"),
 }
 
 
@@ -317,6 +326,10 @@ SCHEDULE_WRONG: dict[str, tuple[Callable[..., Any], str]] = {
         "larger of the rising and the falling line",
     ),
     "absolute floor": (absolute_floor, "floor as a learning rate"),
+    "line to floor · peak, held at floor": (
+        lambda s, peak, w, n, f: peak * s / w if s <= w else max(_line(s, peak, w, n, f), f),
+        "floor as a learning rate",
+    ),
     "np.interp to floor itself": (
         lambda s, peak, w, n, f: float(np.interp(s, [0, w, n], [0, peak, f])),
         "floor as a learning rate",
@@ -485,7 +498,9 @@ def learner_beam(
             break
     finals = done + alive if slip != "drop ended" else (done + alive or kept)
     finals += finished
-    total, tokens = max(finals, key=lambda c: score(*c))
+    total, tokens = max(
+        finals, key=(lambda c: c[0]) if slip == "raw-sum winner" else (lambda c: score(*c))
+    )
     shown_score = total if slip == "raw score" else score(total, tokens)
     if slip == "no eos shown" and tokens[-1:] == [eos]:
         tokens = tokens[:-1]  # after the score is taken
@@ -496,6 +511,7 @@ def learner_beam(
 BEAM_WRONG = {
     "normalised pruning": "pruned the beam by the length-normalised score",
     "no penalty": "with no length penalty",
+    "raw-sum winner": "chose the winner by its raw sum, and only then",
     "|y|^α": "divided by |y|^α",
     "6**α": "raised only the 6 to the power α",
     "/ (5 + n) / 6**α": "raised only the 6 to the power α",

@@ -279,6 +279,12 @@ def dropout_on_the_output(self, x, mask):  # type: ignore[no-untyped-def]
     return self.dropout(out), w
 
 
+def heads_averaged(self, x, mask):  # type: ignore[no-untyped-def]
+    a, w = self.attention(self.norm_1(x), mask=mask)
+    h = x + self.dropout(a)
+    return h + self.dropout(self.feed_forward(self.norm_2(h))), w.mean(1)  # one map to look at
+
+
 WRONG = {
     "other names": (OtherNames, "named the submodules differently"),
     "torch's attention": (TorchsAttention, "nn.MultiheadAttention"),
@@ -309,6 +315,7 @@ WRONG = {
     "dropout on the sum": (_wrong(dropout_on_the_sum), "applied dropout to the sum"),
     "its own causal mask": (_wrong(own_causal_mask), "built its own causal mask"),
     "dropout on the output": (_wrong(dropout_on_the_output), "dropout once, to the block's"),
+    "weights averaged": (_wrong(heads_averaged), "weights averaged over the heads"),
 }
 
 

@@ -438,6 +438,18 @@ TOP_P_WRONG = {
         lambda p, top_p: _renorm(_kept(p, top_p, lambda r, o: r.cumsum(-1) < top_p)),
         "drops the token that carries the total past top_p",
     ),
+    "cumsum <= p, the first always": (
+        lambda p, top_p: _renorm(
+            _kept(p, top_p, lambda r, o: (r.cumsum(-1) <= top_p) | (torch.arange(r.shape[-1]) == 0))
+        ),
+        "kept the likeliest token, then only",
+    ),
+    "marks left in rank order": (
+        lambda p, top_p: _renorm(
+            p * ((r := p.sort(-1, descending=True).values).cumsum(-1) - r < top_p).to(p.dtype)
+        ),
+        "without mapping them back",
+    ),
     "sorted order": (
         lambda p, top_p: _renorm(
             (r := p.sort(-1, descending=True)[0]) * ((r.cumsum(-1) - r) < top_p).float()

@@ -261,6 +261,10 @@ WRONG: dict[str, tuple[Callable[..., Tensor], str]] = {
     ),
     "a generator of its own": (own_generator, "without the generator"),
     "top-k or top-p": (_sampler(top_k_or_top_p), "top-k only when top_p was not given"),
+    "top-k, else top-p": (
+        _sampler(lambda z, t, k, p: _filters(z / t, k, p if k is None else None)),
+        "top-p only when top_k was not given",
+    ),
     "one draw for the batch": (one_draw, "from the first row, instead of one per row"),
 }
 

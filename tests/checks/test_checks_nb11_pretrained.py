@@ -90,6 +90,10 @@ POOL_WRONG: dict[str, tuple[Callable[[Tensor, Tensor], Tensor], str]] = {
     "the pair": (lambda h, m: torch.max(h.masked_fill(~m[..., None], INF), 1), "pair (values"),
     "argmax": (lambda h, m: torch.where(m[..., None], h, INF).argmax(1), "argmax"),
     "no feature dimension": (lambda h, m: torch.where(m, h, INF).amax(1), "size-1 feature"),
+    "mask as (B, 1, T)": (
+        lambda h, m: torch.where(m[:, None, :], h, INF).max(dim=1).values,
+        "in the middle, (B, 1, T)",
+    ),
     "-10000": (
         lambda h, m: torch.where(m[..., None], h, torch.tensor(-1e4, dtype=h.dtype)).amax(1),
         "(such as -10000)",

@@ -100,6 +100,23 @@ FLOPS_WRONG = {
         ),
         "one key too many for each query tile",
     ),
+    "the softmax too": (
+        lambda bh, t, d, b: sum(
+            bh * (2 * d + 5 + 2 * d) * (min(q0 + b, t) - q0) * min(q0 + b, t)  # max, exp, sum …
+            for q0 in range(0, t, b)
+        ),
+        "counted the softmax's FLOPs too",
+    ),
+    "keys to the first row": (
+        lambda bh, t, d, b: (
+            4 * bh * d * sum((min(q0 + b, t) - q0) * (q0 + 1) for q0 in range(0, t, b))
+        ),
+        "only up to its first row",
+    ),
+    "n = t / b": (
+        lambda bh, t, d, b: 4 * bh * d * b * b * (t / b) * (t / b + 1) / 2,
+        "a fraction of a tile",
+    ),
 }
 
 
@@ -234,6 +251,17 @@ def merge_in_place(a: Part, b: Part) -> Part:
     return m, a[1], a[2]
 
 
+def merge_from_a(a: Part, b: Part) -> Part:
+    (m_a, l_a, o_a), (m_b, l_b, o_b) = a, b
+    shift = torch.exp(m_b - torch.where(m_a == -math.inf, 0.0, m_a))  # B brought to A's max
+    return m_a, l_a + shift * l_b, o_a + shift[..., None] * o_b
+
+
+def merge_colon_none(a: Part, b: Part) -> Part:
+    m, f_a, f_b = _factors(a, b)
+    return m, a[1] * f_a + b[1] * f_b, a[2] * f_a[:, None] + b[2] * f_b[:, None]
+
+
 MERGE_WRONG = {
     "no factors": (lambda a, b: _wrong(a, b, "no factors"), "without rescaling them"),
     "sign": (lambda a, b: _wrong(a, b, "sign"), "the sign the wrong way round"),
@@ -246,7 +274,7 @@ MERGE_WRONG = {
     "e^m": (merge_exp_m, "undid the shifts"),
     "one maximum": (merge_global_max, "one maximum for the whole batch"),
     "normalised": (lambda a, b: _wrong(a, b, "normalised"), "the normalised output"),
-    "A's maximum": (lambda a, b: (a[0], *merge_where(a, b)[1:]), "part A's maximum"),
+    "A's maximum": (lambda a, b: (a[0], *merge_where(a, b)[1:]), "returned part A's maximum"),
     "0 for an empty row": (
         lambda a, b: (merge_where(a, b)[0].nan_to_num(neginf=0.0), *merge_where(a, b)[1:]),
         "returned 0 instead of −inf",
@@ -255,6 +283,8 @@ MERGE_WRONG = {
     "if on the maxima": (merge_if, "Python's max or an if"),
     "the smaller maximum": (merge_smaller_max, "the smaller of the two maxima"),
     "averaged by ℓ": (merge_weighted_average, "weighted by their ℓ"),
+    "from A's maximum": (merge_from_a, "measured everything from part A's maximum"),
+    "[:, None]": (merge_colon_none, "with [:, None]"),
 }
 
 
@@ -384,6 +414,16 @@ def per_tile_softmax(q, k, v, mask, size):  # type: ignore[no-untyped-def]
     return out
 
 
+def tiles_averaged(q, k, v, mask, size):  # type: ignore[no-untyped-def]
+    outs = []
+    for start in range(0, k.shape[-2], size):
+        s = q @ k[..., start : start + size, :].mT / math.sqrt(q.shape[-1])
+        if mask is not None:
+            s = s.masked_fill(~mask[..., start : start + size], -math.inf)
+        outs.append(torch.softmax(s, dim=-1).nan_to_num(0.0) @ v[..., start : start + size, :])
+    return sum(outs) / len(outs)  # each tile's softmax output, averaged
+
+
 def all_scores(q, k, v, mask, size):  # type: ignore[no-untyped-def]
     s = q @ k.mT / math.sqrt(q.shape[-1])
     if mask is not None:
@@ -396,7 +436,8 @@ TILED_WRONG = {
     "ℓ kept": (lambda *a: _tiled(*a, keep_l=True), "did not rescale ℓ"),
     "tile's own max": (lambda *a: _tiled(*a, tile_shift=True), "that tile's own maximum"),
     "no shift": (lambda *a: _tiled(*a, no_shift=True), "without subtracting any maximum"),
-    "softmax per tile": (per_tile_softmax, "a softmax inside each tile"),
+    "softmax per tile": (per_tile_softmax, "a softmax inside each tile and added up"),
+    "mean of the tiles": (tiles_averaged, "averaged the tiles' outputs"),
     "no scale": (lambda *a: _tiled(*a, scale=1.0), "left out the scale"),
     "√d_v": (lambda q, k, v, m, s: _tiled(q, k, v, m, s, scale=v.shape[-1] ** -0.5), "1/√d_v"),
     "drop the last tile": (lambda *a: _tiled(*a, drop_last=True), "skipped the last, shorter"),

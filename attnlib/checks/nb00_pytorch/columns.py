@@ -11,12 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 
 from attnlib.checks._calls import Forbidden
-from attnlib.checks._exercise import Exercise, Mistake, checker_of, register
+from attnlib.checks._exercise import Exercise, Mistake, checker_of, failed, register
 from attnlib.checks._framework import Case, CheckResult, fixed_generator
+from attnlib.checks._outcomes import call
 from attnlib.checks._run import Property, check_function
 
 Tensor = torch.Tensor
@@ -232,7 +234,22 @@ def _cases() -> list[Case]:
     return [Case(description, (x,), reference(x)) for description, x in specs]
 
 
-@checker_of(NORMALISE_COLUMNS, MISTAKES)
+def _in_numpy(x: Tensor) -> np.ndarray:
+    a = np.asarray(x)  # numpy's way, as a learner who knows numpy writes it
+    return a / a.sum(axis=-2, keepdims=True)
+
+
+# Named after the run (a numpy result is never a tensor, so it matches no other mistake).
+IN_NUMPY = Mistake(
+    "worked in numpy and returned a numpy array, not a tensor",
+    "the function is one step of PyTorch code: what it returns goes on to tensor operations, "
+    "autograd and the GPU, and a numpy array has none of them. numpy's sums and divisions have "
+    "the same meaning in torch, on the tensor itself.",
+    _in_numpy,
+)
+
+
+@checker_of(NORMALISE_COLUMNS, (*MISTAKES, IN_NUMPY))
 def check_normalise_columns(fn: Callable[[Tensor], Tensor]) -> CheckResult:
     """Check ``normalise_columns(x)``: every column (along dim -2) of ``(..., T, N)`` sums to 1,
     in a new tensor: the ``x`` it is given comes back as it was."""
@@ -246,4 +263,8 @@ def check_normalise_columns(fn: Callable[[Tensor], Tensor]) -> CheckResult:
         atol=1e-7,
         rtol=1e-6,
     )
+    unnamed = not result.passed and result.done and "The mistake:" not in result.message
+    if unnamed and isinstance(call(fn, _cases()[0]).value, np.ndarray):
+        where, problem = result.message.splitlines()[0].split(", ", 1)[1].split("': ", 1)
+        return failed(NORMALISE_COLUMNS, fn, where + "'", problem, IN_NUMPY)
     return result

@@ -159,6 +159,19 @@ MISTAKES = (
         lambda x, w, b: torch.einsum("ut,btc->buc", w, x) + b[:, None],
     ),
     Mistake(
+        "named the two dimensions of one (T, C) sequence in the einsum, so it fits no batch",
+        "x may hold a batch of sequences, (..., T, C): an einsum whose subscripts for x have "
+        "exactly two letters refuses any leading dimension. einsum's ellipsis stands for "
+        "however many leading dimensions there are.",
+        lambda x, w, b: torch.einsum("ut,tc->uc", w, x) + b[:, None],
+    ),
+    Mistake(
+        "added the bias twice",
+        "nn.Linear adds its bias once, to the output of the product; a second addition shifts "
+        "every output position by its bias again.",
+        lambda x, w, b: (_channels_last(x) @ w.T + b).transpose(-2, -1) + b[:, None],
+    ),
+    Mistake(
         "took column u of the weight for output position u, not row u",
         "the weight is stored (T_out, T): row u holds the T numbers that mix the inputs into "
         "output u, one per input position. Column u holds one number per output position; it "

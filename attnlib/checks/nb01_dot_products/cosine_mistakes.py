@@ -180,6 +180,14 @@ ZERO_MISTAKES = (
     Mistake(ONE_SIDE_ONLY, ONE_SIDE_ONLY_WHY, _zero_a_only),
     Mistake(ONE_SIDE_ONLY, ONE_SIDE_ONLY_WHY, _zero_b_only),
     Mistake(
+        "gave a pair with a zero vector a cosine of 1 instead of 0",
+        "a cosine of 1 says the two vectors point the same way, but a zero vector has no "
+        "direction at all: it is similar to nothing, so the cosine there is 0.",
+        lambda a, b: torch.where(
+            _lengths(a, b) == 0, torch.ones_like(_lengths(a, b)), _dot(a, b) / _lengths(a, b)
+        ),
+    ),
+    Mistake(
         "returned all zeros when any pair of the stack had a zero vector",
         "only the pairs with a zero vector have no cosine; every other pair of the stack keeps "
         "its own.",

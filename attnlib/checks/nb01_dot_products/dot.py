@@ -67,6 +67,11 @@ def _loop_over_len(a: Tensor, b: Tensor) -> Tensor:
     return total
 
 
+def _loop_over_zip(a: Tensor, b: Tensor) -> Tensor:
+    pairs = zip(a, b, strict=False)  # pairs along dim 0: the vectors of a stack only
+    return torch.stack([(u * v).sum() for u, v in pairs])
+
+
 def _diagonal_of_a_times_b_t(a: Tensor, b: Tensor) -> Tensor:
     with warnings.catch_warnings():  # torch warns that .T of a batch is deprecated
         warnings.simplefilter("ignore", UserWarning)
@@ -177,6 +182,14 @@ MISTAKES = (
         "len(a) and a[i] count along the first dimension: for a stack (N, n) that is the N "
         "vectors, so the loop adds up the vectors, not the entries of each one.",
         _loop_over_len,
+    ),
+    Mistake(
+        "looped over zip(a, b), which pairs the vectors only of two stacks (N, n)",
+        "zip walks along the first dimension of both tensors: for two single vectors it pairs "
+        "their entries, so each result is one product, not a sum; for a stack against one "
+        "vector or a batch it pairs the wrong things. The entries of one vector run along the "
+        "last dimension.",
+        _loop_over_zip,
     ),
     Mistake(
         "multiplied a in place, changing the tensor the caller passed in",

@@ -83,6 +83,12 @@ MISTAKES = (
         lambda p, g: p * (g - g.mean(dim=-1, keepdim=True)),
     ),
     Mistake(
+        "took the mean of p·g along each row instead of its sum",
+        "the term from the entries off the diagonal is Σ_i p_i·g_i, a sum over the row: a "
+        "mean divides it by n, so the result no longer matches the change of the loss.",
+        lambda p, g: p * (g - (p * g).mean(dim=-1, keepdim=True)),
+    ),
+    Mistake(
         "took the weighted sum over the whole batch, not over each row",
         "each row is its own softmax with its own Jacobian: the sum runs along the last "
         "dimension only.",

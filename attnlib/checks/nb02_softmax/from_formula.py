@@ -119,6 +119,20 @@ MISTAKES = (
         lambda x: x / x.sum(dim=-1, keepdim=True),
     ),
     Mistake(
+        "divided the exponentials by the total of the raw scores, not of the exponentials",
+        "each weight is e^z over the row's total of e^z: only that total makes the row add up "
+        "to 1. The total of the scores themselves has nothing to do with the weights, and can "
+        "be 0 or negative.",
+        lambda x: _exp(x) / x.sum(dim=-1, keepdim=True),
+    ),
+    Mistake(
+        "used the sigmoid, 1 / (1 + e^−z), of each score on its own",
+        "the sigmoid turns each score into a number between 0 and 1 without looking at the "
+        "rest of its row, so the row does not add up to 1: softmax shares one total among the "
+        "whole row.",
+        lambda x: torch.sigmoid(x),
+    ),
+    Mistake(
         "returned the exponentials without dividing by their total",
         "e^z is positive but its row does not add up to 1; the division by the row's total "
         "makes the weights a distribution.",

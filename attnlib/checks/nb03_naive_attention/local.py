@@ -96,6 +96,28 @@ def _renormalised(x: Tensor, allowed: Tensor) -> tuple[Tensor, Tensor]:
     return weights @ x, weights
 
 
+def _exp_unshifted(x: Tensor, window: int, *, hide_first: bool) -> tuple[Tensor, Tensor]:
+    allowed, scores = _window(x, window), x @ x.transpose(-2, -1)
+    if hide_first:  # e^-inf is 0
+        powers = torch.exp(scores.masked_fill(~allowed, -math.inf))
+    else:  # the hidden ones multiplied by 0 afterwards
+        powers = torch.exp(scores) * allowed
+    weights = powers / powers.sum(dim=-1, keepdim=True)
+    return weights @ x, weights
+
+
+UNSHIFTED = "exponentiated the scores by hand without subtracting each row's largest first"
+UNSHIFTED_ZEROED = (
+    "exponentiated the scores by hand without subtracting each row's largest, then zeroed the "
+    "hidden ones"
+)
+UNSHIFTED_WHY = (
+    "e to an unscaled score overflows as soon as a vector is long (above about 88 in float32, "
+    "11 in float16), and inf / inf is NaN; softmax does not change when a row's largest "
+    "visible score is subtracted from every score of that row, which keeps each exponential "
+    "at most 1."
+)
+
 MISTAKES = (
     Mistake(
         "left out the mask: every position sees every position",
@@ -208,6 +230,8 @@ MISTAKES = (
         "every weight.",
         lambda x, window: _masked(x, _window(x, window), scale=1 / math.sqrt(x.shape[-1])),
     ),
+    Mistake(UNSHIFTED, UNSHIFTED_WHY, lambda x, w: _exp_unshifted(x, w, hide_first=True)),
+    Mistake(UNSHIFTED_ZEROED, UNSHIFTED_WHY, lambda x, w: _exp_unshifted(x, w, hide_first=False)),
     Mistake(
         "took the softmax of the whole row, then zeroed the hidden weights and renormalised",
         "it is the same in exact arithmetic, but the softmax shifts by the largest score of the "

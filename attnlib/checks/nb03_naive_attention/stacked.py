@@ -106,6 +106,12 @@ def _scaled_layers(x: Tensor, layers: int) -> tuple[Tensor, Tensor]:
     return out, mix
 
 
+ENTRYWISE = "multiplied the weight matrices entry by entry (*), not as matrices (@)"
+ENTRYWISE_WHY = (
+    "output i of layer 2 takes from every output j of layer 1, which takes from every "
+    "input: that sum over j is a matrix product."
+)
+
 MISTAKES = (
     Mistake(
         "multiplied the layers' weights in the wrong order, the first layer's on the left",
@@ -145,9 +151,13 @@ MISTAKES = (
         lambda x, layers: _loop(x, layers, start="zeros", combine="sum"),
     ),
     Mistake(
-        "multiplied the weight matrices entry by entry (*), not as matrices (@)",
-        "output i of layer 2 takes from every output j of layer 1, which takes from every "
-        "input: that sum over j is a matrix product.",
+        "multiplied the weights entry by entry (*) into an identity, which keeps only its diagonal",
+        ENTRYWISE_WHY,
+        lambda x, layers: _loop(x, layers, combine="entrywise"),
+    ),
+    Mistake(
+        ENTRYWISE,
+        ENTRYWISE_WHY,
         lambda x, layers: _loop(x, layers, start="ones", combine="entrywise"),
     ),
     Mistake(

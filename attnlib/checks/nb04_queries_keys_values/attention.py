@@ -3,8 +3,9 @@
 The cases show each mistake: T_q ≠ T_k and d_k ≠ d_v (a scale by √d_v or √T_k, keys on the rows,
 a mix of the keys), inputs with 2, 3 and 4 dimensions (``k.T``, ``transpose(0, 1)``, a softmax
 along ``dim=1``, d_k read from ``q.shape[1]``), a single key and a single query, T_q = T_k (so
-that keys on the rows give numbers, not an error) and float32 scores far apart (a softmax
-written without subtracting the maximum).
+that keys on the rows give numbers, not an error), T_k = d_k in a batch (where a loop written
+for 2-D inputs gives numbers, not an error, and is not taken for ``k.T``) and float32 scores far
+apart (a softmax written without subtracting the maximum).
 """
 
 from __future__ import annotations
@@ -69,6 +70,12 @@ def _cases() -> list[Case]:
         ),
         ("one key: q (3, 4), k (1, 4), v (1, 2)", (3, 4), (1, 4), (1, 2)),
         ("one query: q (2, 1, 8), k (2, 5, 8), v (2, 5, 8)", (2, 1, 8), (2, 5, 8), (2, 5, 8)),
+        (
+            "a batch with as many keys as their width: q (2, 3, 4), k (2, 4, 4), v (2, 4, 2)",
+            (2, 3, 4),
+            (2, 4, 4),
+            (2, 4, 2),
+        ),
     ]
     cases = []
     for description, q_shape, k_shape, v_shape in shapes:

@@ -92,6 +92,18 @@ def _matrices_only(q: Tensor, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
     return torch.mm(weights, v), weights
 
 
+def _einsum_for_3d(q: Tensor, k: Tensor, v: Tensor) -> Pair:
+    scores = torch.einsum("bqd,bkd->bqk", q, k) / math.sqrt(q.shape[-1])
+    weights = torch.softmax(scores, dim=-1)
+    return torch.einsum("bqk,bkd->bqd", weights, v), weights
+
+
+def _sum_of_everything(q: Tensor, k: Tensor, v: Tensor) -> Pair:
+    exps = torch.exp(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]))
+    weights = exps / exps.sum()  # one total for every query of every batch element
+    return weights @ v, weights
+
+
 MISTAKES = (
     Mistake(
         "did not scale the scores by 1/√d_k",
@@ -179,6 +191,19 @@ MISTAKES = (
         "the inputs may have no leading dimension or two of them (a batch of heads); the @ "
         "operator (torch.matmul) multiplies the last two dimensions of any number of them.",
         _bmm,
+    ),
+    Mistake(
+        "wrote the einsum subscripts for 3-D inputs only (one letter for a batch in front)",
+        "einsum wants one letter per dimension of each operand, so a fixed equation takes one "
+        "number of dimensions; here there may be no leading dimension, one or two, and the "
+        "equation must let any number of them through.",
+        _einsum_for_3d,
+    ),
+    Mistake(
+        "divided the exponentials by their sum over the whole tensor (a sum with no dim)",
+        "each query's row of weights must sum to 1 on its own; a total over every entry makes "
+        "all the queries of all the batch elements share one budget of 1.",
+        _sum_of_everything,
     ),
     Mistake(
         "put the keys on the rows of the scores (k qᵀ instead of q kᵀ)",

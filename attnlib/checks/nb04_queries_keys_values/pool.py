@@ -17,12 +17,12 @@ import torch
 from torch import nn
 
 import attnlib
-from attnlib.checks._exercise import Exercise, checker_of, register
+from attnlib.checks._exercise import Exercise, Mistake, checker_of, register
 from attnlib.checks._framework import Case, CheckResult, fixed_generator, randn64
 from attnlib.checks._properties import rows_sum_to_one
 from attnlib.checks._run import check_function
 from attnlib.checks.nb04_queries_keys_values.common import HEAD_IMPLEMENTATIONS, Pair
-from attnlib.checks.nb04_queries_keys_values.pool_mistakes import MISTAKES
+from attnlib.checks.nb04_queries_keys_values.pool_mistakes import MISTAKES as TABLE
 
 Tensor = torch.Tensor
 Linear = nn.Linear
@@ -89,6 +89,24 @@ def _cases() -> list[Case]:
     far = "float32: a query that matches one key far better than the rest (scores in the hundreds)"
     cases.append(Case(far, args32, _expected(*args32), atol=1e-4, rtol=1e-3))
     return cases
+
+
+def _best_token_only(x: Tensor, query: Tensor, key_proj: Linear, value_proj: Linear) -> Pair:
+    scores = key_proj(x) @ query / math.sqrt(query.shape[-1])  # (B, T)
+    weights = torch.zeros_like(scores).scatter(-1, scores.argmax(-1, keepdim=True), 1.0)
+    return (weights.unsqueeze(-1) * value_proj(x)).sum(dim=-2), weights
+
+
+MISTAKES = (
+    *TABLE,
+    Mistake(
+        "gave all the weight to the best-scoring token (an argmax) instead of a softmax",
+        "attention mixes: every token gets a share that grows with its score, and the shares "
+        "sum to 1; an argmax hands one token everything, ignores how close the others came, "
+        "and gives training no gradient to learn the query from.",
+        _best_token_only,
+    ),
+)
 
 
 @checker_of(ATTENTION_POOL, MISTAKES)

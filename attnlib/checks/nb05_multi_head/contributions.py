@@ -210,6 +210,12 @@ MISTAKES = (
         _zeroed_in_place,
     ),
     Mistake(
+        "multiplied every head by the first D rows of W^O, the rows of head 0",
+        "the rows of W^O come in blocks of D, one block per head, in the order of the heads in "
+        "the concatenation: head h meets only rows hD to (h+1)D − 1, each head its own block.",
+        lambda heads, w_o: heads @ w_o[: heads.shape[-1]],
+    ),
+    Mistake(
         "gave every head the whole output instead of its own part",
         "each part must come from one head's output alone; with the other heads left in, every "
         "part is the full output and their sum is H times too large.",

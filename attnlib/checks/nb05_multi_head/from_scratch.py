@@ -69,6 +69,13 @@ MISTAKES = (
         wired(split=split_straight),
     ),
     Mistake(
+        "split and joined the heads by reading the shapes straight, without either transpose",
+        "read in memory order, head 0 gets whole tokens instead of the first D dims of every "
+        "token; reading back the same way does not undo it, since attention has mixed the "
+        "wrong groups of numbers in between.",
+        wired(split=split_straight, merge=merge_straight),
+    ),
+    Mistake(
         "left the heads after the tokens, (B, T, H, D), so attention ran across the heads",
         "attention acts on the last two dimensions: with (T, H, D) each token's heads attend to "
         "each other instead of each head's queries to the keys.",

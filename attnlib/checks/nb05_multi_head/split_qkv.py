@@ -132,6 +132,12 @@ def _alternating(qkv: Tensor, num_heads: int) -> Triple:
     return q, k, v
 
 
+def _three_in_front(qkv: Tensor, num_heads: int) -> Triple:
+    b, t, c3 = qkv.shape
+    q, k, v = (split(p, num_heads) for p in qkv.reshape(b, 3, t, c3 // 3).unbind(1))
+    return q, k, v
+
+
 MISTAKES = (
     Mistake(
         "cut the fused width into heads before separating the queries, keys and values",
@@ -216,6 +222,13 @@ MISTAKES = (
         "torch.split(t, 3, dim) cuts pieces 3 wide, 3C / 3 = C of them, not three pieces of "
         "width C: the fused width is cut into more parts than q, k and v.",
         _split_into_pieces_of_three,
+    ),
+    Mistake(
+        "read the fused (B, T, 3C) straight as (B, 3, T, C), without moving the 3",
+        "reshape keeps the order in memory, where each token's 3C numbers sit together: read as "
+        "(B, 3, T, C), the first 'part' holds whole fused rows of the first tokens, not the "
+        "queries of every token.",
+        _three_in_front,
     ),
     Mistake(
         "returned the keys as q and the queries as k",

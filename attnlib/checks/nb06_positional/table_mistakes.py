@@ -61,6 +61,14 @@ def _assumed_even(positions: Tensor, d: int) -> Tensor:
     return table
 
 
+def _half_width_pairs(positions: Tensor, d: int) -> Tensor:
+    angles = _column(positions) * _omega(d)[: d // 2]  # ⌊d/2⌋ pairs: one sine short if d is odd
+    table = torch.zeros(*positions.shape, d, dtype=torch.float64)
+    table[..., 0::2] = torch.sin(angles)  # raises for an odd width
+    table[..., 1::2] = torch.cos(angles)
+    return table
+
+
 def _one_row_of_positions(positions: Tensor, d: int) -> Tensor:
     angles = positions.double()[:, None] / 10000.0 ** (_two_i(d) / d)  # (B, 1, T) for a batch
     return _table(angles, d)
@@ -197,6 +205,12 @@ MISTAKES = (
         "an odd width has ⌈d/2⌉ sines but only ⌊d/2⌋ cosines: the last pair has no dimension for "
         "its cosine.",
         _assumed_even,
+    ),
+    Mistake(
+        "assumed d_model is even: took d_model // 2 pairs, one sine short for an odd width",
+        "an odd width has ⌈d/2⌉ pairs: the last one has its sine in dimension d − 1 and no "
+        "cosine. With ⌊d/2⌋ pairs the sines do not fill the even dimensions.",
+        _half_width_pairs,
     ),
     Mistake(
         "left the last dimension of an odd width at 0",

@@ -81,6 +81,13 @@ def _real_tokens_at_the_end(lengths: list[int], max_len: int) -> Tensor:
     return table[:, None, None, :]
 
 
+def _last_slots_by_slicing(lengths: list[int], max_len: int) -> Tensor:
+    mask = torch.zeros(len(lengths), 1, 1, max_len, dtype=torch.bool)
+    for b, length in enumerate(lengths):
+        mask[b, ..., -length:] = True  # -0: is the whole row
+    return mask
+
+
 def _same_dimension(lengths: list[int], max_len: int) -> Tensor:
     side_by_side = torch.arange(max_len) < torch.tensor(lengths)  # (max_len,) when it broadcasts
     return side_by_side.reshape(-1, 1, 1, max_len)
@@ -158,6 +165,13 @@ MISTAKES = (
         "these sentences are padded on the right: the real tokens are the first lengths[b] "
         "positions.",
         _real_tokens_at_the_end,
+    ),
+    Mistake(  # the same, cut as the last `length` slots: a slice from -0 takes the whole row
+        "put the real tokens at the end of each row (padding on the left)",
+        "these sentences are padded on the right: the real tokens are the first lengths[b] "
+        "positions. Counted from the end, an empty sentence also comes out all real, because "
+        "the last 0 positions counted with a minus sign start at position 0.",
+        _last_slots_by_slicing,
     ),
     Mistake(
         "repeated each row for every query: the mask is (B, 1, max_len, max_len)",

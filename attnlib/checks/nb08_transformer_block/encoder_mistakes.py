@@ -115,6 +115,10 @@ def _y_only(self: Any, x: Tensor, mask: Tensor | None = None) -> Any:
     return wired(self, x, mask)[0]
 
 
+def _mask_as_key(self: Any, x: Tensor, mask: Tensor | None = None) -> Any:
+    return wired(self, x, mask, attend_mask=None) if mask is None else self.self_attention(x, mask)
+
+
 def _no_dropout(inp: Tensor, out: Tensor, norm: nn.Module) -> Tensor:
     return norm(inp + out)
 
@@ -175,6 +179,12 @@ MISTAKES = (
         "without it the real tokens attend to the padding too, and their outputs change with "
         "whatever the pad vectors hold.",
         learner_layer(lambda self, x, mask=None: wired(self, x, mask, attend_mask=None)),
+    ),
+    Mistake(
+        "passed the mask as the self-attention's second argument, which is its key",
+        "MultiHeadAttention's arguments come in the order query, key, value, mask: in second "
+        "place the mask is taken for the key, and no mask reaches the attention.",
+        learner_layer(_mask_as_key),
     ),
     Mistake(
         "inverted the padding mask",

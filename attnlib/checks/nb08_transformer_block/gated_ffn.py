@@ -163,6 +163,23 @@ MISTAKES = (
         ),
     ),
     Mistake(
+        "wrote the einsum subscripts for a 2-D x, (positions, d), only",
+        "the network acts on each position alone, so x may have any number of leading "
+        "dimensions, from one vector to a batch of sentences: subscripts that name exactly two "
+        "dimensions of x fail on every other shape.",
+        lambda x, w_gate, w_up, w_down: torch.einsum(
+            "tf,df->td",
+            F.gelu(torch.einsum("td,fd->tf", x, w_gate)) * torch.einsum("td,fd->tf", x, w_up),
+            w_down,
+        ),
+    ),
+    Mistake(
+        "left out the down projection: returned the d_ff-wide hidden vector",
+        "the gated product lives in the wide hidden layer, of width d_ff; w_down brings it back "
+        "to width d, so that the result has the shape of x and can be added to it.",
+        lambda x, w_gate, w_up, w_down: _gelu(x @ w_gate.T) * (x @ w_up.T),
+    ),
+    Mistake(
         "applied a non-linearity to the output as well",
         "the network ends with the linear map w_down, as the plain FFN ends with W₂: its output "
         "can be any vector, negative entries included.",

@@ -54,6 +54,13 @@ def _after_first(x: Tensor, gamma: Tensor, beta: Tensor, eps: float = 1e-5) -> T
     return gamma * (centred / torch.sqrt(var + eps)).reshape(x.shape) + beta
 
 
+def _flattened_from_front(x: Tensor, gamma: Tensor, beta: Tensor, eps: float = 1e-5) -> Tensor:
+    flat = x.flatten(start_dim=gamma.dim())  # meant: the last gamma.dim() dimensions
+    centred = flat - flat.mean(dim=-1, keepdim=True)
+    var = (centred**2).mean(dim=-1, keepdim=True)
+    return gamma * (centred / torch.sqrt(var + eps)).reshape(x.shape) + beta
+
+
 def _in_place(x: Tensor, gamma: Tensor, beta: Tensor, eps: float = 1e-5) -> Tensor:
     d = _dims(gamma)
     x -= x.mean(dim=d, keepdim=True)
@@ -83,6 +90,13 @@ MISTAKES = (
         "dimensions before them (the first one too) are positions and sentences, each "
         "normalised on its own.",
         _after_first,
+    ),
+    Mistake(
+        "flattened x from dimension γ.dim() on, counting from the front instead of the back",
+        "the normalised dimensions are the last γ.dim() of x, counted from its end; counted "
+        "from the front, the block starts too early on a tensor of three or more dimensions "
+        "(and is out of range on a single vector).",
+        _flattened_from_front,
     ),
     Mistake(
         "took one mean and one variance for the whole tensor",

@@ -53,6 +53,13 @@ MISTAKES = (
         penalty="none",
     ),
     _mistake(
+        "chose the winner by its raw sum, and only then divided its score by the penalty",
+        "the length penalty is there to judge the finished hypotheses against each other: the "
+        "winner is the one whose normalised score is best, which need not be the one with the "
+        "best sum (the sums favour short outputs).",
+        choose="raw",
+    ),
+    _mistake(
         "divided by |y|^α (attnlib's default penalty) instead of GNMT's ((5 + |y|) / 6)^α",
         "the exercise asks for GNMT's penalty: the two agree only for α = 0.",
         penalty="power",

@@ -35,6 +35,7 @@ class Rules:
     # along the positions instead of the vocabulary)
     scores: str = "log_softmax"
     returned: str = "normalised"  # the score returned: "normalised" or "raw"
+    choose: str = "normalised"  # the winner is the best "normalised" score, or the best "raw" sum
     one_step_short: bool = False  # max_len - 1 steps
     one_step_long: bool = False  # max_len + 1 steps
     with_bos: bool = False  # the returned tokens start with <bos>
@@ -139,7 +140,8 @@ def plain_beam_search(
         ]
         if all(done) or (rules.stop == "best" and done[0]):
             break
-    tokens, total = max(put_aside + beams, key=lambda c: normalised(*c))
+    by = (lambda c: c[1]) if rules.choose == "raw" else (lambda c: normalised(*c))
+    tokens, total = max(put_aside + beams, key=by)
     score = normalised(tokens, total) if rules.returned == "normalised" else total
     if rules.strip_eos and tokens[-1:] == [eos_id]:
         tokens = tokens[:-1]

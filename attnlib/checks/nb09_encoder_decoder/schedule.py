@@ -148,6 +148,11 @@ MISTAKES = (
             peak * s / w if s <= w else f if s >= n else peak + (f - peak) * (s - w) / (n - w)
         ),
     ),
+    # the same, the line drawn to floor · peak_lr but held at floor itself or above
+    Mistake(
+        *ABSOLUTE_FLOOR,
+        lambda s, peak, w, n, f: peak * s / w if s <= w else max(f, peak * _fall(s, w, n, f)),
+    ),
     Mistake(
         "decayed as 1/√step after the warm-up, as the paper does",
         "this schedule falls in a straight line after the warm-up, to floor · peak_lr at "

@@ -269,6 +269,14 @@ MISTAKES = (
         ),
     ),
     Mistake(
+        "zeroed token 0's share of q instead of pad_id's (the positions left out are right)",
+        "the token that gets nothing is pad_id, whichever id it has: with its column left at a "
+        "share of ε, and token 0's set to 0, q gives ε to <pad> and takes it from a real token.",
+        lambda logits, target, eps, pad_id: _loss(
+            logits.log_softmax(-1), target, pad_id, _q(logits, target, eps, 0)
+        ),
+    ),
+    Mistake(
         "treated token 0 as <pad> whatever pad_id is",
         "the padding token is pad_id: its column of q is 0 and its positions are left out of "
         "the mean, whichever id it has.",

@@ -36,6 +36,7 @@ from attnlib.checks.nb10_gpt.block_wirings import (
     PairSwapped,
     PostNorm,
     TorchAttention,
+    WeightsAveraged,
     built,
 )
 
@@ -208,6 +209,12 @@ MISTAKES = (
         "applied dropout to the sublayers' inputs instead of their outputs",
         "a GPT block drops parts of what each sublayer adds, after it has computed it.",
         DropoutOnTheInput,
+    ),
+    _m(
+        "returned the attention weights averaged over the heads, (B, T, T)",
+        "each head has its own map, and the caller reads them one by one (section 8 looks "
+        "inside each head): the weights keep their head dimension, (B, H, T, T).",
+        WeightsAveraged,
     ),
     _m(
         "kept dropout on in eval mode (F.dropout with training=True)",

@@ -148,6 +148,12 @@ class NoWeights(Parts):
         return super().forward(x, mask)[0]
 
 
+class WeightsAveraged(Parts):
+    def forward(self, x, mask):  # type: ignore[no-untyped-def]
+        y, weights = super().forward(x, mask)
+        return y, weights.mean(dim=1)  # one map for all the heads
+
+
 class PairSwapped(Parts):
     def forward(self, x, mask):  # type: ignore[no-untyped-def]
         y, weights = super().forward(x, mask)

@@ -40,6 +40,7 @@ from attnlib.checks.nb10_gpt.sampler_counts import (
 )
 from attnlib.sampling import next_token_probs, sample_next_token
 
+Seen = tuple[tuple["SamplingCase", torch.Tensor], ...]
 FALSE_FAILURE = 1e-7  # at most this chance that a right sampler fails the check
 
 SAMPLER = register(
@@ -117,6 +118,13 @@ CASES = (
 )
 
 
+# Drawn only to name a failing sampler, never to pass or fail one: with both filters on, top-p
+# measured on the whole distribution keeps the 2 likeliest tokens here (as top-k left out does),
+# top-p skipped keeps top-k's 3, and the right nucleus 1, so the mistakes that the case above
+# cannot tell apart differ here.
+PROBES = (SamplingCase("top-k 3, then top-p 0.35, at temperature 3", LOGITS, 3.0, 3, 0.35),)
+
+
 def per_token_delta(cases: tuple[SamplingCase, ...] = CASES) -> float:
     """The false-failure budget of one token's test: FALSE_FAILURE over all tested tokens."""
     return FALSE_FAILURE / sum(int((case.probs() > 0).sum()) for case in cases)  # type: ignore[operator]
@@ -131,17 +139,35 @@ def _fits(mistake: Mistake, seen: list[tuple[SamplingCase, torch.Tensor]], delta
     return all(first_misfit(c, case.probs(distribution), delta) is None for case, c in seen)
 
 
-def _diagnose(seen: list[tuple[SamplingCase, torch.Tensor]], delta: float) -> Mistake | None:
+def _diagnose(
+    seen: list[tuple[SamplingCase, torch.Tensor]], delta: float, probed: Seen = ()
+) -> Mistake | None:
     """The first mistake whose distribution differs from the right one in the failing case
-    and fits the counts of every case so far."""
-    case = seen[-1][0]
+    and fits the counts of every case so far, preferring one that fits the probes too."""
+    case, fitting = seen[-1][0], []
     for name, distribution in wrong.DISTRIBUTIONS.items():
         theirs = case.probs(distribution)
         if theirs is None or torch.allclose(theirs, case.probs()):  # type: ignore[arg-type]
             continue  # right here: this mistake cannot explain the failure
         if _fits(_by_name(name), seen, delta):
-            return _by_name(name)
-    return None
+            fitting.append(_by_name(name))
+    also = [m for m in fitting if _fits(m, list(probed), delta)]
+    return (also or fitting or [None])[0]
+
+
+def _probe(fn: Callable[..., object], generator: torch.Generator) -> Seen:
+    """The failing sampler's counts on :data:`PROBES` (those it draws without error)."""
+    probed = []
+    for case in PROBES:
+        try:
+            rows = case.logits.expand(DRAWS, -1).clone()
+            drawn = fn(rows, case.temperature, case.top_k, case.top_p, generator)
+        except Exception:  # the learner's bug: this probe tells nothing
+            continue
+        counts, _ = _counts(drawn, case)
+        if counts is not None:
+            probed.append((case, counts))
+    return tuple(probed)
 
 
 def _raised_like(
@@ -257,7 +283,7 @@ def _check(fn: Callable[..., object], seed: int) -> CheckResult:
                 f"{misfit}.\n  Expected frequencies: {expected}\n  Your frequencies:     {yours}"
             )
             one = int((counts > 0).sum()) == 1 and _one_token_for_all(fn, case)
-            mistake = wrong.FIRST_ROW_ONLY if one else _diagnose(seen, delta)
+            mistake = wrong.FIRST_ROW_ONLY if one else _diagnose(seen, delta, _probe(fn, generator))
             return failed(SAMPLER, fn, where, problem, mistake)
     if _ignores_generator(fn):
         problem = "the same seed gave different tokens (or different seeds the same tokens)"

@@ -75,7 +75,7 @@ def weights(
     probs = torch.softmax(z, dim=softmax_dim)
     if k is not None and k_on == "probabilities":  # dropped, but not renormalised
         probs = probs.masked_fill(probs < probs.topk(k, dim=-1).values[..., -1:], 0.0)
-    if p is not None and p_when != "never":
+    if p is not None and p_when != "never" and (k is None or p_when != "unless top-k"):
         probs = nucleus(probs, p, p_mistake)
     if k is not None and ids == "top-k places":  # drawn among topk's values: a place, 0 … k − 1
         probs = probs.sort(dim=-1, descending=True).values
@@ -215,6 +215,12 @@ _SPECS: list[tuple[str, str, dict[str, object]]] = [
         "with both given, top-p picks its nucleus among the tokens top-k kept: top-k removes "
         "the unlikely tokens first, whatever top_p is.",
         {"k_on": "unless top-p"},
+    ),
+    (
+        "applied top-p only when top_k was not given: with both on, top-p was skipped",
+        "with both given, top-p picks its nucleus among the tokens top-k kept: top-k does not "
+        "replace it, and the tokens outside that nucleus must never be drawn.",
+        {"p_when": "unless top-k"},
     ),
     (
         "top_k was never applied",

@@ -41,6 +41,18 @@ def _drops_crossing(probs: Tensor, top_p: float) -> Tensor:
     return _renormalised(_keep_in_place(probs, order, total <= top_p))
 
 
+def _likeliest_then_within(probs: Tensor, top_p: float) -> Tensor:
+    _, order, total = _ranked(probs)
+    keep_sorted = total <= top_p
+    keep_sorted[..., 0] = True  # the likeliest token always stays
+    return _renormalised(_keep_in_place(probs, order, keep_sorted))
+
+
+def _marks_unmapped(probs: Tensor, top_p: float) -> Tensor:
+    ranked, _, total = _ranked(probs)
+    return _renormalised(probs * (total - ranked < top_p))  # mark i put on token i
+
+
 def _keeps_at_top_p(probs: Tensor, top_p: float) -> Tensor:
     ranked, order, total = _ranked(probs)
     return _renormalised(_keep_in_place(probs, order, total - ranked <= top_p))
@@ -131,6 +143,14 @@ MISTAKES = (
         _drops_crossing,
     ),
     Mistake(
+        "kept the likeliest token, then only the tokens whose running total stays within "
+        "top_p, which drops the token that carries the total past top_p",
+        "the nucleus is the smallest set whose total reaches top_p: the token that makes the "
+        "total cross top_p belongs to it. Keeping the likeliest token always helps only when "
+        "it alone holds more than top_p.",
+        _likeliest_then_within,
+    ),
+    Mistake(
         "kept one token more than the nucleus: the one after the token that carries the total "
         "past top_p",
         "the nucleus ends with the token whose probability carries the total past top_p: the "
@@ -156,6 +176,13 @@ MISTAKES = (
         "sort's indices say where each ranked entry came from: gather with them applies the "
         "inverse permutation, so the marks land on the wrong tokens.",
         _gathered,
+    ),
+    Mistake(
+        "put the keep/drop marks of the ranked row on the tokens in vocabulary order, without "
+        "mapping them back",
+        "the marks are computed in rank order: the i-th mark belongs to the i-th likeliest "
+        "token, not to token i. The indices sort returns say which token each mark belongs to.",
+        _marks_unmapped,
     ),
     Mistake(
         "took the running total in vocabulary order, without ranking the tokens first",

@@ -55,6 +55,11 @@ def _post(
     return (y, w) if pair else y
 
 
+def _no_feed_forward(layer: _Layer, x: Tensor, m: Tensor) -> tuple[Tensor, Tensor]:
+    a, w = layer.attend(x, m)
+    return layer.norm_1(x + a), w  # the first block's result, returned as the layer's
+
+
 def _slip(**slips: object) -> type:
     """A learner's MyEncoderLayer wired with one slip."""
     return type(
@@ -93,6 +98,12 @@ MISTAKES = (
         "left out the residual around the feed-forward network",
         "norm_2 gets h plus the network's output: each sublayer adds to what it was given.",
         _slip(residual_2="none"),
+    ),
+    Mistake(
+        "left out the feed-forward sublayer: returned h, the attention block's result",
+        "a layer is two blocks, one after the other: h goes on through the feed-forward "
+        "network, its residual and norm_2, and that second sum is the layer's output.",
+        type("MyEncoderLayer", (_Layer,), {"forward": _no_feed_forward}),
     ),
     Mistake(
         "swapped norm_1 and norm_2",

@@ -197,6 +197,19 @@ MISTAKES = (
         _with(lambda a: 0.5 * a * (1 + torch.erf(a / 2))),
     ),
     Mistake(
+        "wrote erf(a·√2) instead of erf(a / √2)",
+        "Φ(a) = ½(1 + erf(a/√2)): erf's argument is a divided by √2; multiplied by it, Φ "
+        "becomes the distribution function of a normal with variance ¼.",
+        _with(lambda a: 0.5 * a * (1 + torch.erf(a * math.sqrt(2)))),
+    ),
+    Mistake(
+        "multiplied a by the normal density φ(a) instead of the distribution function Φ(a)",
+        "the density is the bell curve, largest at 0 and vanishing on both sides; GELU weighs a "
+        "by Φ(a), the probability that a standard normal lies below a, which rises from 0 to "
+        "1.",
+        _with(lambda a: a * torch.exp(-0.5 * a * a) / math.sqrt(2 * math.pi)),
+    ),
+    Mistake(
         "left out the factor ½ in a·½(1 + erf(a/√2))",
         "without it Φ would run from 0 to 2: a positive input would come out doubled.",
         _with(lambda a: a * (1 + torch.erf(a / math.sqrt(2)))),

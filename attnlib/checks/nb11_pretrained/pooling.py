@@ -162,6 +162,13 @@ MISTAKES = (
         "entries.",
         lambda h, m: h.masked_fill(~m, float("-inf")).amax(dim=1),
     ),
+    Mistake(
+        "gave the mask its size-1 dimension in the middle, (B, 1, T), instead of at the end",
+        "the mask must line up with hidden's tokens, dimension 1 of (B, T, C): with the extra "
+        "dimension in the middle its T lines up with the features, which fails for most "
+        "shapes and, when T equals C, blocks features instead of tokens.",
+        lambda h, m: h.masked_fill(~m.unsqueeze(1), float("-inf")).amax(dim=1),
+    ),
     IN_PLACE,
 )
 

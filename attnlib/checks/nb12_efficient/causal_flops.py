@@ -125,6 +125,28 @@ MISTAKES = (
         lambda bh, t, d, size: 4 * bh * d * sum((e - s) * (e + 1) for s, e in _tiles(t, size)),
     ),
     Mistake(
+        "counted the softmax's FLOPs too, a few per score, on top of the two products",
+        "the task counts the FLOPs of the two matrix products, QKᵀ and PV, as section 1 adds "
+        "them up; the softmax's handful per score is left out of that total.",
+        lambda bh, t, d, size: (
+            causal_tile_flops(bh, t, d, size) + 5 * bh * (causal_tile_flops(1, t, 1, size) // 4)
+        ),
+    ),
+    Mistake(
+        "went through the keys of a query tile only up to its first row",
+        "the tile's later rows see more keys than its first, and the tiles are computed whole: "
+        "a query tile reaches as far into the keys as its last row does.",
+        lambda bh, t, d, size: 4 * bh * d * sum((e - s) * (s + 1) for s, e in _tiles(t, size)),
+    ),
+    Mistake(
+        "used the closed form for n(n + 1)/2 square tiles with n = t / tile_size, a fraction "
+        "of a tile when tile_size does not divide t",
+        "the formula counts whole square tiles; when tile_size does not divide t the last row "
+        "and column of tiles are shorter, and a fractional n counts them as neither whole nor "
+        "as long as they are.",
+        lambda bh, t, d, size: 4 * bh * d * (t / size) * (t / size + 1) / 2 * size**2,
+    ),
+    Mistake(
         "left out the head size d",
         "each score is a dot product of length d, and each output number sums over its keys "
         "for each of d columns: both products grow with d.",

@@ -94,6 +94,19 @@ def _smaller_maximum(part_a: Part, part_b: Part) -> Part:
     return m, l_a * f_a + l_b * f_b, o_a * f_a.unsqueeze(-1) + o_b * f_b.unsqueeze(-1)
 
 
+def _a_as_reference(part_a: Part, part_b: Part) -> Part:
+    (m_a, l_a, o_a), (m_b, l_b, o_b) = part_a, part_b
+    f_b = torch.exp(m_b - _reference_of(m_a))  # B moved to A's maximum
+    return m_a, l_a + l_b * f_b, o_a + o_b * f_b.unsqueeze(-1)
+
+
+def _first_axis_trailing(part_a: Part, part_b: Part) -> Part:
+    (m_a, l_a, o_a), (m_b, l_b, o_b) = part_a, part_b
+    m = torch.maximum(m_a, m_b)
+    f_a, f_b = torch.exp(m_a - _reference_of(m)), torch.exp(m_b - _reference_of(m))
+    return m, l_a * f_a + l_b * f_b, o_a * f_a[:, None] + o_b * f_b[:, None]
+
+
 def _averaged_by_sums(part_a: Part, part_b: Part) -> Part:
     (m_a, l_a, o_a), (m_b, l_b, o_b) = part_a, part_b
     ell = l_a + l_b
@@ -207,6 +220,21 @@ MISTAKES = (
         "õ is an unnormalised sum, not an average, and each part's ℓ and õ are measured from "
         "its own maximum: both must first be moved to the union's maximum, then simply added.",
         _averaged_by_sums,
+    ),
+    Mistake(
+        "measured everything from part A's maximum, as if A always held the larger score",
+        "either part can hold the larger score, row by row: the union's maximum is the larger "
+        "of the two, and measured from a smaller one the other part's terms exceed 1 and, for "
+        "scores in the thousands, overflow.",
+        _a_as_reference,
+    ),
+    Mistake(
+        "gave the factors their size-1 dimension with [:, None], after the first dimension "
+        "instead of at the end",
+        "m and ℓ have one number per row in any shape (...), no dimension at all for a single "
+        "row: the size-1 dimension that lines a factor up with õ's d_v columns goes last, "
+        "whatever comes before it.",
+        _first_axis_trailing,
     ),
     IN_PLACE,
 )

@@ -105,6 +105,13 @@ def tile_by_tile_softmax(
     return out
 
 
+def mean_of_tile_softmaxes(
+    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, tile_size: int
+) -> Tensor:
+    """Each tile's own softmax times its values, the tiles' results averaged."""
+    return tile_by_tile_softmax(q, k, v, mask, tile_size) / math.ceil(k.shape[-2] / tile_size)
+
+
 def whole_matrix(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, tile_size: int) -> Tensor:
     """Right values, from every score at once: what tiling exists to avoid."""
     return _attend(q, k, v, mask)
@@ -153,6 +160,13 @@ MISTAKES = (
         "each tile's softmax sums to 1 on its own, so the tiles weigh the same whatever their "
         "scores: the tiles must share one normaliser, the running ℓ.",
         tile_by_tile_softmax,
+    ),
+    Mistake(
+        "took a softmax inside each tile and averaged the tiles' outputs",
+        "each tile's softmax sums to 1 on its own, so every tile gets the same share of the "
+        "row whatever its scores: a tile of high scores must weigh more than one of low "
+        "scores, which one shared normaliser, the running ℓ, gives.",
+        mean_of_tile_softmaxes,
     ),
     Mistake(
         "left out the scale 1/√d_k",
