@@ -1,4 +1,4 @@
-"""The instructors' guide and the README quote the study times that benchmarks.study_time counts."""
+"""The instructors' guide and the README quote the study times benchmarks.study_time counts."""
 
 from __future__ import annotations
 
@@ -12,33 +12,26 @@ from benchmarks.study_time import duration, study_time
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "instructors" / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-GUIDE = (ROOT / "instructors" / "README.md").read_text(encoding="utf-8")
-README = (ROOT / "README.md").read_text(encoding="utf-8")
+# Where each document quotes a notebook's study time (its row, the time in a group) and the total.
+DOCUMENTS = {
+    "instructors/README.md": (r"^\| {nn} \| [^|]+ \| ([^|]+) \|", "**about {total}**"),
+    "README.md": (r"^\| {nn} \|.*\| ([^|]+) \|$", "about {total} for the course"),
+}
 
 
+@pytest.mark.parametrize("document", DOCUMENTS)
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
-def test_the_guide_quotes_each_notebooks_counted_study_time(path: Path) -> None:
-    row = re.search(rf"^\| {path.name[:2]} \| [^|]+ \| ([^|]+) \|", GUIDE, re.MULTILINE)
-    assert row, f"no row for {path.name} in instructors/README.md"
+def test_each_notebooks_counted_study_time_is_quoted(document: str, path: Path) -> None:
+    text = (ROOT / document).read_text(encoding="utf-8")
+    row = re.search(DOCUMENTS[document][0].format(nn=path.name[:2]), text, re.MULTILINE)
+    assert row, f"no row for {path.name} in {document}"
     assert row.group(1).strip() == duration(study_time(path).minutes)
 
 
-def test_the_guide_quotes_the_course_total() -> None:
+@pytest.mark.parametrize("document", DOCUMENTS)
+def test_the_course_total_is_quoted(document: str) -> None:
     total = duration(sum(study_time(path).minutes for path in NOTEBOOKS))
-    assert f"**about {total}**" in GUIDE
-
-
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
-def test_the_readme_quotes_each_notebooks_counted_study_time(path: Path) -> None:
-    # The README's notebook table ends each row with the notebook's study time.
-    row = re.search(rf"^\| {path.name[:2]} \|.*\| ([^|]+) \|$", README, re.MULTILINE)
-    assert row, f"no row for {path.name} in README.md"
-    assert row.group(1).strip() == duration(study_time(path).minutes)
-
-
-def test_the_readme_quotes_the_course_total() -> None:
-    total = duration(sum(study_time(path).minutes for path in NOTEBOOKS))
-    assert f"about {total} for the course" in README
+    assert DOCUMENTS[document][1].format(total=total) in (ROOT / document).read_text("utf-8")
 
 
 @pytest.mark.parametrize(
