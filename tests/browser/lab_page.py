@@ -22,6 +22,7 @@ RUN_ALL_TIMEOUT = 300.0  # Run All Cells → every cell numbered; notebook 10 tr
 WIDGET_TIMEOUT = 20.0  # control moved → output changed
 SETTLED_POLLS = 3  # consecutive equal polls with the kernel idle
 POLL = 0.2
+SETTLE = 3.0  # how long Run All's end must look the same before it counts as the end
 ARROW_PRESSES = 3
 
 # An exception's output (and a traceback printed to stderr); tqdm's progress text is not one.
@@ -155,12 +156,24 @@ def run_all_cells(notebook: NotebookPage, code_cells: int) -> None:
     )
     notebook.menu("Run", "runmenu:run-all")
 
-    def finished(state: dict[str, Any]) -> bool:
+    def settled(state: dict[str, Any]) -> bool:
         prompts = state["prompts"]
-        if any("*" in prompt for prompt in prompts) or not kernel_idle(state):
+        return kernel_idle(state) and not any("*" in prompt for prompt in prompts)
+
+    def finished(state: dict[str, Any]) -> bool:
+        if not settled(state):
             return False
+        prompts = state["prompts"]
         not_run = [i for i, prompt in enumerate(prompts) if not NUMBERED.match(prompt)]
         if not_run:
+            # Between a cell that raised (tagged `raises-exception`) and the next one, the page
+            # can show for a moment an idle kernel and nothing queued (seen in 09 after its
+            # beam-search check, the kernel busy again a moment later): only a state that
+            # stays so means Run All stopped.
+            time.sleep(SETTLE)
+            later = notebook.state()
+            if not settled(later) or later["prompts"] != prompts:
+                return False
             # Run All stops at an exception; `check` reports the traceback if it shows one.
             pytest.fail(
                 f"{notebook.name}: Run All Cells finished with code cells {not_run} not run "
