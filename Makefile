@@ -150,11 +150,13 @@ notebooks: setup
 		--ExecutePreprocessor.record_timing=False --ExecutePreprocessor.timeout=120 $(NOTEBOOKS)
 	$(BIN)/nbstripout --keep-output --keep-count $(NOTEBOOKS)
 	$(BIN)/python instructors/editions.py
+	$(BIN)/python instructors/exercise_table.py --write
 
 # The learner's edition (notebooks/) and the solutions `checks.solution` shows
 # (attnlib/data/solutions.json), written from the instructors' edition.
 editions: setup
 	$(BIN)/python instructors/editions.py
+	$(BIN)/python instructors/exercise_table.py --write
 
 # The student edition, written by nbgrader (`nbgrader_config.py`): student/notebooks/NN_*.ipynb,
 # each solution replaced by a stub whose check says "not done yet", outputs cleared.

@@ -4,6 +4,7 @@ and the table of mistakes its checker names.
     python instructors/exercise_table.py            # all notebooks
     python instructors/exercise_table.py 02 10      # some of them
     python instructors/exercise_table.py --markdown # as a Markdown table, one row per exercise
+    python instructors/exercise_table.py --write    # instructors/exercises.md, the guide's list
 
 The labels come from the exercise headings of the instructors' edition
 (`### Exercise 2 — ★★☆ core, ~15 min: title`), the visible lines from
@@ -79,12 +80,45 @@ def rows(numbers: list[str] | None = None) -> list[Row]:
     return found
 
 
+DOCUMENT = Path(__file__).resolve().parent / "exercises.md"
+
+
+def document(table: list[Row]) -> str:
+    """``instructors/exercises.md``: every exercise, its label and the mistakes its check names."""
+    lines = [
+        "# The exercises and the mistakes their checks name",
+        "",
+        "Written by `python instructors/exercise_table.py --write` (`make editions`); a test keeps",
+        "it in step with the notebooks and `attnlib.checks`. For each exercise: its label, its id",
+        "(for `checks.hint(id)` and `checks.solution(id)`), how many lines of its solution can be",
+        "read before it, and the mistakes its check recognises and names in a report.",
+    ]
+    for r in table:
+        lines += ["", f"## {r.notebook} Exercise {r.number}: {r.title}", ""]
+        lines.append(f"{r.stars} {r.kind}, ~{r.minutes} min.")
+        if not r.exercise_id:
+            lines.append("Open-ended: no answer cell and no check.")
+            continue
+        lines.append(
+            f"`{r.exercise_id}`; {r.visible} of {r.solution_lines} solution lines visible "
+            f"before it; {len(r.mistakes)} named mistakes:"
+        )
+        lines.append("")
+        lines += [f"- {name}" for name in r.mistakes]
+    return "\n".join(lines) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("notebooks", nargs="*", help="two-digit notebook numbers")
     parser.add_argument("--markdown", action="store_true", help="one table row per exercise")
+    parser.add_argument("--write", action="store_true", help=f"write {DOCUMENT.name}")
     args = parser.parse_args(argv)
     table = rows(args.notebooks)
+    if args.write:
+        DOCUMENT.write_text(document(rows()), encoding="utf-8")
+        print(f"wrote {DOCUMENT.relative_to(DOCUMENT.parents[1])}")
+        return 0
     if args.markdown:
         print("| NN | exercise | label | visible lines | named mistakes |")
         print("|---|---|---|---|---|")

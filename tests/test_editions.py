@@ -147,3 +147,13 @@ def test_every_exercise_has_a_stored_worked_solution() -> None:
         assert editions.BEGIN not in entry["source"] and entry["source"].strip()
     shown = repr(checks.solution("ex2_stable_softmax"))
     assert stored["ex2_stable_softmax"]["source"] in shown
+
+
+def test_the_guides_list_of_exercises_and_their_mistakes_is_up_to_date() -> None:
+    from instructors import exercise_table
+
+    written = exercise_table.DOCUMENT.read_text(encoding="utf-8")
+    assert written == exercise_table.document(exercise_table.rows()), (
+        "instructors/exercises.md is stale: run `make editions`"
+    )
+    assert "0 of 1 solution lines visible" in written and written.count("\n## ") == 53
