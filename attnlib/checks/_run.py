@@ -188,6 +188,13 @@ def _check_function(
             return not_done(exercise, learner_fn, str(error) or task_of(learner_fn))
         if watch.seen:
             return refused(exercise, learner_fn, watch.seen)
+    for case, outcome in zip(cases, outcomes, strict=True):
+        disguised = tensor_subclass_in(outcome.value)
+        if disguised is not None:  # before any comparison runs the subclass's own code
+            problem = f"it returned a {disguised.__name__}, a subclass of torch.Tensor"
+            return failed(
+                exercise, learner_fn, f"case '{case.description}'", problem, TENSOR_SUBCLASS
+            )
     problems = [
         _problem(outcome, case, _tolerance(case, atol, rtol), output_names, properties)
         for case, outcome in zip(cases, outcomes, strict=True)
@@ -204,6 +211,35 @@ def _check_function(
         return _changed_in_place(exercise, learner_fn, cases, outcomes, mistakes, tolerances)
     scope = "the 1 case" if len(cases) == 1 else f"all {len(cases)} cases"
     return passed(exercise, learner_fn, scope)
+
+
+# A result whose type is a subclass of torch.Tensor could decide for itself what comparing it
+# means (its __torch_function__ sees every operation on it, isclose included).
+TENSOR_SUBCLASS = Mistake(
+    "returned a subclass of torch.Tensor, not a plain tensor",
+    "a check compares plain tensors only: a subclass can change what every operation on it "
+    "does, comparisons included, so its numbers cannot be trusted. Return a torch.Tensor.",
+    lambda *args: None,
+)
+_PLAIN = (torch.Tensor, torch.nn.Parameter)
+
+
+def tensor_subclass_in(value: Any) -> type | None:
+    """The first type in ``value`` (a tensor, or tuples, lists and dicts of them) that is a
+    subclass of torch.Tensor other than nn.Parameter, or None. ``type()`` is asked, not
+    ``isinstance``, which a class can answer as it likes."""
+    kind = type(value)
+    if issubclass(kind, (tuple, list)):
+        items: Sequence[Any] = value
+    elif issubclass(kind, dict):
+        items = list(value.values())
+    else:
+        return kind if issubclass(kind, torch.Tensor) and kind not in _PLAIN else None
+    for item in items:
+        found = tensor_subclass_in(item)
+        if found is not None:
+            return found
+    return None
 
 
 # An answer whose results are right but which changes what the caller passed in.

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -53,6 +54,34 @@ def test_a_right_answer_passes_and_a_wrong_one_names_its_mistake() -> None:
     assert not report.passed and "The mistake: halved instead of doubled." in str(report)
     assert "Why it matters: dividing by 2 shrinks every entry" in str(report)
     assert 'checks.hint("test_double")' in str(report)
+
+
+class _AlwaysClose(torch.Tensor):
+    """A hostile result: every comparison with it says "equal"."""
+
+    @classmethod
+    def __torch_function__(
+        cls, func: Callable, types: tuple, args: tuple = (), kwargs: dict | None = None
+    ) -> object:
+        if func in (torch.isclose, torch.Tensor.isclose, torch.allclose, torch.equal):
+            shape = next(a.shape for a in args if isinstance(a, torch.Tensor))
+            return torch.ones(shape, dtype=torch.bool)
+        return super().__torch_function__(func, types, args, kwargs or {})
+
+
+def test_a_tensor_subclass_that_fakes_comparisons_fails_before_it_is_compared() -> None:
+    zeros = torch.zeros(3).as_subclass(_AlwaysClose)
+    assert torch.isclose(zeros, torch.ones(3)).all()  # the fake works on a plain comparison
+    report = _check(lambda x: torch.zeros_like(x).as_subclass(_AlwaysClose))
+    assert not report.passed and "it returned a _AlwaysClose" in str(report), report
+    assert "The mistake: returned a subclass of torch.Tensor, not a plain tensor." in str(report)
+    # ... also inside a tuple, and even when its numbers are right
+    report = _check(lambda x: ((2 * x).as_subclass(_AlwaysClose),))
+    assert not report.passed and "subclass of torch.Tensor" in str(report), report
+
+
+def test_a_parameter_is_a_plain_tensor_for_the_checks() -> None:
+    assert _check(lambda x: torch.nn.Parameter(2 * x, requires_grad=False)).passed
 
 
 def test_a_mistake_written_in_numpy_is_named_when_the_answer_is_numpy_too() -> None:
