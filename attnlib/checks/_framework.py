@@ -4,7 +4,7 @@ and the comparison of a result with the expected tensor."""
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -87,10 +87,35 @@ def task_of(learner_fn: Callable[..., Any]) -> str:
     return " ".join((inspect.getdoc(learner_fn) or "").split())
 
 
+_PLAIN = (torch.Tensor, torch.nn.Parameter)
+
+
+def tensor_subclass_in(value: Any) -> type | None:
+    """The first type in ``value`` (a tensor, or tuples, lists and dicts of them) that is a
+    subclass of torch.Tensor other than nn.Parameter, or None. ``type()`` is asked, not
+    ``isinstance``, which a class can answer as it likes."""
+    kind = type(value)
+    if issubclass(kind, (tuple, list)):
+        items: Sequence[Any] = value
+    elif issubclass(kind, dict):
+        items = list(value.values())
+    else:
+        return kind if issubclass(kind, torch.Tensor) and kind not in _PLAIN else None
+    for item in items:
+        found = tensor_subclass_in(item)
+        if found is not None:
+            return found
+    return None
+
+
 def compare_outputs(
     got: object, expected: torch.Tensor, what: str, atol: float, rtol: float
 ) -> str | None:
-    """``None`` when ``got`` matches ``expected``, else a sentence saying how it differs."""
+    """``None`` when ``got`` matches ``expected``, else a sentence saying how it differs. A
+    subclass of torch.Tensor is refused before any of its code runs in a comparison."""
+    disguised = tensor_subclass_in(got)
+    if disguised is not None:
+        return f"{what} is a {disguised.__name__}, a subclass of torch.Tensor, not a plain tensor"
     if not isinstance(got, torch.Tensor):
         got_as_number = isinstance(got, (int, float)) and expected.dim() == 0
         if not got_as_number:

@@ -22,7 +22,13 @@ import torch
 
 from attnlib.checks._calls import NOTHING, CallWatch, Forbidden
 from attnlib.checks._exercise import Exercise, Mistake, failed, not_done, passed, refused
-from attnlib.checks._framework import Case, CheckResult, compare_outputs, task_of
+from attnlib.checks._framework import (
+    Case,
+    CheckResult,
+    compare_outputs,
+    task_of,
+    tensor_subclass_in,
+)
 from attnlib.checks._outcomes import Outcome, call, same_behaviour
 from attnlib.checks._threads import one_thread
 
@@ -221,27 +227,6 @@ TENSOR_SUBCLASS = Mistake(
     "does, comparisons included, so its numbers cannot be trusted. Return a torch.Tensor.",
     lambda *args: None,
 )
-_PLAIN = (torch.Tensor, torch.nn.Parameter)
-
-
-def tensor_subclass_in(value: Any) -> type | None:
-    """The first type in ``value`` (a tensor, or tuples, lists and dicts of them) that is a
-    subclass of torch.Tensor other than nn.Parameter, or None. ``type()`` is asked, not
-    ``isinstance``, which a class can answer as it likes."""
-    kind = type(value)
-    if issubclass(kind, (tuple, list)):
-        items: Sequence[Any] = value
-    elif issubclass(kind, dict):
-        items = list(value.values())
-    else:
-        return kind if issubclass(kind, torch.Tensor) and kind not in _PLAIN else None
-    for item in items:
-        found = tensor_subclass_in(item)
-        if found is not None:
-            return found
-    return None
-
-
 # An answer whose results are right but which changes what the caller passed in.
 IN_PLACE = Mistake(
     "changed a tensor it was given in place (an operation ending in _, `-=`, `/=`, or an "

@@ -18,7 +18,7 @@ from attnlib import checks
 from attnlib.checks import _exercise
 from attnlib.checks._calls import CallWatch, Forbidden
 from attnlib.checks._exercise import Exercise, Mistake
-from attnlib.checks._framework import Case, CheckFailedError
+from attnlib.checks._framework import Case, CheckFailedError, compare_outputs
 from attnlib.checks._run import check_function
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -78,6 +78,13 @@ def test_a_tensor_subclass_that_fakes_comparisons_fails_before_it_is_compared() 
     # ... also inside a tuple, and even when its numbers are right
     report = _check(lambda x: ((2 * x).as_subclass(_AlwaysClose),))
     assert not report.passed and "subclass of torch.Tensor" in str(report), report
+
+
+def test_every_comparison_refuses_a_tensor_subclass_before_running_its_code() -> None:
+    # compare_outputs is what the checkers of modules (08, 10, 11) compare with, too.
+    faked = torch.zeros(3).as_subclass(_AlwaysClose)
+    problem = compare_outputs(faked, torch.ones(3), "the output", 1e-6, 1e-6)
+    assert problem == "the output is a _AlwaysClose, a subclass of torch.Tensor, not a plain tensor"
 
 
 def test_a_parameter_is_a_plain_tensor_for_the_checks() -> None:
