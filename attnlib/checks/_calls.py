@@ -8,11 +8,14 @@ by their code object, torch's built-in functions and tensor methods by name
 lambdas and subclasses all end in the same code, so they are seen too.
 
 This guards an honest learner's shortcut, not a grade: code that wants to can switch the
-watch off (``sys.setprofile(None)``). Grading does not rely on it.
+watch off (``sys.setprofile(None)``). When grading, the answer runs in another process
+(:mod:`attnlib.grading`): a watch there listens to its calls, and what it saw comes back with
+each result (:func:`watching` tells that process what to listen for).
 """
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import sys
 from collections.abc import Callable, Iterable
@@ -43,8 +46,31 @@ class Forbidden:
     def __bool__(self) -> bool:
         return bool(self.python or self.torch)
 
+    def by_path(self) -> dict[str, dict[str, str]]:
+        """The same list as data, for another process: each function or class by its
+        ``module:qualified.name``, each torch name as it is."""
+        python = {f"{t.__module__}:{t.__qualname__}": label for t, label in self.python.items()}
+        return {"python": python, "torch": dict(self.torch)}
+
+    @classmethod
+    def from_paths(cls, paths: dict[str, dict[str, str]]) -> Forbidden:
+        """The list :meth:`by_path` wrote, with each path imported again; a path that does not
+        name a function or a class is an error."""
+        python = {_imported(path): label for path, label in paths.get("python", {}).items()}
+        return cls(python=python, torch=dict(paths.get("torch", {})))
+
 
 NOTHING = Forbidden()
+
+
+def _imported(path: str) -> Callable[..., Any] | type:
+    module_name, _, qualname = path.partition(":")
+    found: Any = importlib.import_module(module_name)
+    for part in qualname.split("."):
+        found = getattr(found, part)
+    if not (callable(found) or isinstance(found, type)):
+        raise TypeError(f"{path} names neither a function nor a class")
+    return found
 
 
 def _functions_of(target: Callable[..., Any] | type) -> Iterable[Callable[..., Any]]:
@@ -64,6 +90,7 @@ class CallWatch:
     """A context manager that records forbidden calls made inside it, in ``seen``."""
 
     def __init__(self, forbidden: Forbidden) -> None:
+        self.forbidden = forbidden
         self._codes = forbidden.codes()
         self._names = dict(forbidden.torch)
         self.seen: list[str] = []
@@ -82,6 +109,7 @@ class CallWatch:
             self._previous(frame, event, arg)
 
     def __enter__(self) -> CallWatch:
+        _WATCHES.append(self)
         if self._codes or self._names:
             self._previous = sys.getprofile()
             sys.setprofile(self._profile)
@@ -90,3 +118,14 @@ class CallWatch:
     def __exit__(self, *exc: object) -> None:
         if self._codes or self._names:
             sys.setprofile(self._previous)
+        _WATCHES.remove(self)
+
+
+# The watches open now, innermost last.
+_WATCHES: list[CallWatch] = []
+
+
+def watching() -> list[CallWatch]:
+    """The watches open now: an answer that runs in another process asks that process to
+    listen for what they forbid, and adds what it saw to their ``seen``."""
+    return list(_WATCHES)

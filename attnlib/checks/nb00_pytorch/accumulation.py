@@ -141,14 +141,30 @@ def check_accumulated_step(fn: Step) -> CheckResult:
     return passed(ACCUMULATED_STEP, fn, "both models, three calls each")
 
 
+class _BackwardPasses:
+    """A forward hook on the embedding that counts the backward passes through its output. An
+    object of this module, not a closure, so that its count comes back from the sandbox when
+    grading (:mod:`attnlib.grading.mirror`)."""
+
+    def __init__(self) -> None:
+        self.passes = 0
+
+    def __call__(self, module: nn.Module, inputs: object, output: Tensor) -> None:
+        if output.requires_grad:
+            output.register_hook(self._one_more)
+
+    def _one_more(self, grad: Tensor) -> None:
+        self.passes += 1
+
+
 def _backward_calls(fn: Step) -> tuple[int, int]:
     """How many backward passes reach the embedding table in one call with k batches, and k."""
     model, optimizer, calls = _setup("SGD")
-    passes: list[int] = []
-    model[0].weight.register_hook(lambda grad: passes.append(1))
+    counter = _BackwardPasses()
+    model[0].register_forward_hook(counter)
     try:
         with one_thread():
             fn(model, optimizer, calls[0])
     except Exception:  # the cases have passed: an error here is not this check's business
         return len(calls[0]), len(calls[0])
-    return len(passes), len(calls[0])
+    return counter.passes, len(calls[0])

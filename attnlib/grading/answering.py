@@ -1,0 +1,81 @@
+"""The sandbox's side of a check: call the learner's answer as the grader asks, say what it did.
+
+The grader's checker never holds the learner's function; it holds a stand-in
+(:mod:`attnlib.grading.stand_ins`) whose every call becomes a request to the sandbox. Here, in
+the sandbox, :func:`answer_request` makes that call on the real answer, inside a
+:class:`~attnlib.checks._calls.CallWatch` for what the checker forbids, and replies with what
+came of it: the value or the error, what the call changed in its arguments
+(:mod:`attnlib.grading.mirror`), and the forbidden calls it saw. The arguments come as one
+pickle from the grader, which the sandbox trusts; its replies are plain data.
+Everything here runs beside the learner's code and may be tampered with; the grader trusts
+none of it beyond "this is what the answer returned".
+"""
+
+from __future__ import annotations
+
+import base64
+import inspect
+import pickle
+from contextlib import ExitStack
+from typing import Any
+
+from attnlib.checks._calls import CallWatch, Forbidden
+from attnlib.grading.mirror import changes, parts, set_grads, snapshot
+from attnlib.grading.wire import encode, encode_error
+
+
+def describe(answer: object) -> dict[str, Any]:
+    """What the checker may ask of the answer without calling it: its kind, name, docstring and
+    parameters."""
+    parameters = None
+    if callable(answer):
+        try:
+            signature = inspect.signature(answer)
+        except (TypeError, ValueError):  # a builtin without a signature
+            signature = None
+        if signature is not None:
+            parameters = [
+                [p.name, int(p.kind), p.default is not inspect.Parameter.empty]
+                for p in signature.parameters.values()
+            ]
+    return {
+        "type": type(answer).__name__,
+        "is_class": isinstance(answer, type),
+        "callable": callable(answer),
+        "name": str(getattr(answer, "__name__", type(answer).__name__)),
+        "doc": inspect.getdoc(answer) or "",
+        "parameters": parameters,
+    }
+
+
+def _sent(value: object) -> object:
+    """``value`` on the wire, or what it was when it cannot go (nested too deeply, say)."""
+    try:
+        return encode(value)
+    except Exception as error:  # the answer's value, not the grader's problem
+        return {"opaque": {"type": type(value).__name__, "shown": f"(not sent: {error})"[:200]}}
+
+
+def answer_request(answer: Any, request: dict[str, Any]) -> dict[str, Any]:
+    """Call ``answer`` with the request's arguments; the reply says what came of it."""
+    args, kwargs, grads = pickle.loads(base64.b64decode(request["pickled"]))  # from the grader
+    forbidden = [Forbidden.from_paths(paths) for paths in request["forbidden"]]
+    found = parts((args, kwargs))
+    set_grads(found, grads)
+    before = [snapshot(part) for part in found]
+    watches = [CallWatch(f) for f in forbidden]
+    reply: dict[str, Any] = {}
+    with ExitStack() as stack:
+        for watch in watches:
+            stack.enter_context(watch)
+        try:
+            value = answer(*args, **kwargs)
+        except NotImplementedError as error:
+            reply["not_implemented"] = str(error)
+        except BaseException as error:  # the learner's bug (or exit), reported as theirs
+            reply["error"] = encode_error(error)
+        else:
+            reply["value"] = _sent(value)
+    reply["changed"] = _sent(changes(found, before))
+    reply["seen"] = [list(watch.seen) for watch in watches]
+    return reply

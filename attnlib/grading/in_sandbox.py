@@ -1,0 +1,129 @@
+"""Run one submitted notebook inside the sandbox, and answer the grader's checks on the way.
+
+``python -m attnlib.grading.in_sandbox IN_FD OUT_FD`` reads its orders from the grader on file
+descriptor IN_FD and writes to it on OUT_FD (:mod:`attnlib.grading.wire` frames). It runs the
+notebook's code cells in order in an IPython shell, as a kernel would, capturing each cell's
+output for the feedback. Where a graded check cell stands it does not run that cell: it tells
+the grader the check is due, describes the learner's answer, then serves the grader's calls of
+that answer (:mod:`attnlib.grading.answering`) until the grader sends its verdict, which becomes
+the cell's output. Widgets have no front end to talk to here, so a slider cell cannot leave a
+kernel waiting for a reply (there is no kernel), and figures are drawn off-screen.
+
+Everything in this process shares it with the learner's code: the grader believes nothing it
+says except what the learner's answer returned.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+from typing import IO, Any
+
+
+def _outputs_of(captured: Any, result: Any, shell: Any) -> list[dict[str, Any]]:
+    outputs: list[dict[str, Any]] = []
+    if captured.stdout:
+        outputs.append({"output_type": "stream", "name": "stdout", "text": captured.stdout})
+    if captured.stderr:
+        outputs.append({"output_type": "stream", "name": "stderr", "text": captured.stderr})
+    for shown in captured.outputs:
+        data = {k: v for k, v in shown.data.items() if isinstance(v, str)}
+        outputs.append({"output_type": "display_data", "data": data, "metadata": {}})
+    error = result.error_before_exec or result.error_in_exec
+    if error is not None:
+        outputs.append(_error_output(error, shell))
+    return outputs
+
+
+def _error_output(error: BaseException, shell: Any) -> dict[str, Any]:
+    render = getattr(error, "_render_traceback_", None)
+    try:
+        lines = render() if callable(render) else None
+    except Exception:
+        lines = None
+    if lines is None:
+        lines = traceback.format_exception(type(error), error, error.__traceback__)
+    return {
+        "output_type": "error",
+        "ename": type(error).__name__,
+        "evalue": str(error)[:20_000],
+        "traceback": [str(line) for line in lines][-200:],
+    }
+
+
+def main(in_fd: int, out_fd: int) -> None:
+    os.environ["MPLBACKEND"] = "Agg"
+    import torch
+
+    torch.set_num_threads(1)
+    from IPython.core.interactiveshell import InteractiveShell
+    from IPython.utils.capture import capture_output
+
+    from attnlib.grading.answering import answer_request, describe
+    from attnlib.grading.plan import code_cells, read_submission
+    from attnlib.grading.wire import read_frame, write_frame
+
+    orders_in: IO[bytes] = os.fdopen(in_fd, "rb", buffering=0)
+    reports_out: IO[bytes] = os.fdopen(out_fd, "wb", buffering=0)
+    orders = read_frame(orders_in)
+    assert orders is not None and "run" in orders
+    run = orders["run"]
+    notebook = read_submission(__import__("pathlib").Path(run["notebook"]))
+    checks_at = {int(k): list(v) for k, v in run["checks"].items()}
+    skip = set(run.get("skip", []))
+
+    shell = InteractiveShell.instance(colors="NoColor")
+    shell.showtraceback = lambda *args, **kwargs: None  # errors become outputs below
+    outputs: dict[int, list[dict[str, Any]]] = {}
+
+    def check(exercise_id: str, answer_name: str) -> list[dict[str, Any]]:
+        if answer_name in shell.user_ns:
+            answer = shell.user_ns[answer_name]
+            write_frame(reports_out, {"check": exercise_id, "answer": describe(answer)})
+        else:
+            answer = None
+            write_frame(reports_out, {"check": exercise_id, "answer": None})
+        while True:
+            order = read_frame(orders_in)
+            if order is None:
+                sys.exit(0)
+            if "call" in order:
+                write_frame(reports_out, {"reply": answer_request(answer, order["call"])})
+            elif "verdict" in order:
+                verdict = order["verdict"]
+                if verdict["passed"]:
+                    return [{"output_type": "stream", "name": "stdout", "text": verdict["report"]}]
+                lines = str(verdict["report"]).splitlines()
+                return [
+                    {
+                        "output_type": "error",
+                        "ename": "CheckFailedError",
+                        "evalue": verdict["report"],
+                        "traceback": lines,
+                    }
+                ]
+
+    for index, source, _ in code_cells(notebook):
+        if index in checks_at:
+            outputs[index] = [out for e, name in checks_at[index] for out in check(e, name)]
+            continue
+        if index in skip:
+            outputs[index] = [
+                {
+                    "output_type": "stream",
+                    "name": "stdout",
+                    "text": "(not run while grading: nothing graded needs it)\n",
+                }
+            ]
+            continue
+        with capture_output() as captured:
+            result = shell.run_cell(source, store_history=True)
+        outputs[index] = _outputs_of(captured, result, shell)
+    for exercise_id, name in run.get("at_end", []):
+        outputs.setdefault(-1, []).extend(check(exercise_id, name))
+    write_frame(reports_out, {"done": {str(k): v for k, v in outputs.items()}})
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]), int(sys.argv[2]))

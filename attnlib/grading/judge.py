@@ -1,0 +1,263 @@
+"""Grade one submitted notebook: run it in the sandbox, and score each check out here.
+
+:func:`grade_notebook` is the grader's side. It reads the course's notebook for the exercises
+and their points (:mod:`attnlib.grading.plan`), starts the sandboxed run of the submission
+(:mod:`attnlib.grading.in_sandbox`) and, each time that run reaches a graded check, runs the
+course's checker here, in this process, on a stand-in for the learner's answer
+(:mod:`attnlib.grading.stand_ins`). The checker and its expected values never enter the
+sandbox; the learner's code never runs in this process. An exercise scores its points when
+that checker passes it, and nothing the sandbox says can change that: a run that crashes,
+stops answering, breaks the protocol or runs out of time scores 0 on every check it had not
+reached, with the reason.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import queue
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from attnlib import checks
+from attnlib.checks._framework import CheckResult
+from attnlib.grading.plan import (
+    GradedExercise,
+    NotebookPlan,
+    check_positions,
+    plan_of,
+    read_submission,
+)
+from attnlib.grading.sandbox import Bubblewrap, Limits, NoSandbox
+from attnlib.grading.stand_ins import stand_in
+from attnlib.grading.wire import WireError, read_frame, write_frame
+
+
+@dataclass(frozen=True)
+class ExerciseGrade:
+    exercise_id: str
+    score: float
+    max_score: float
+    report: str  # the checker's report, or why the check could not run
+
+    @property
+    def reason(self) -> str:
+        return self.report.strip().splitlines()[0] if self.report.strip() else ""
+
+
+@dataclass
+class NotebookGrade:
+    notebook: str
+    exercises: list[ExerciseGrade]
+    outputs: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
+    seconds: float = 0.0
+    problem: str = ""  # what stopped the run early, if anything
+
+    @property
+    def score(self) -> float:
+        return sum(e.score for e in self.exercises)
+
+
+class RunEnded(BaseException):
+    """The sandboxed run stopped answering: ended, timed out or broke the protocol. A
+    BaseException, so that no checker mistakes it for the learner's error."""
+
+
+class _Channel:
+    """Frames to and from the sandboxed run, with a deadline on every wait."""
+
+    def __init__(self, to_run: Any, from_run: Any, deadline: float) -> None:
+        self._to_run = to_run
+        self._deadline = deadline
+        self._frames: queue.Queue[dict[str, Any] | Exception | None] = queue.Queue()
+        threading.Thread(target=self._read, args=(from_run,), daemon=True).start()
+
+    def _read(self, stream: Any) -> None:
+        try:
+            while True:
+                frame = read_frame(stream)
+                self._frames.put(frame)
+                if frame is None:
+                    return
+        except (WireError, OSError, ValueError) as error:
+            self._frames.put(error)
+
+    def send(self, message: dict[str, Any]) -> None:
+        try:
+            write_frame(self._to_run, message)
+        except (OSError, ValueError) as error:
+            raise RunEnded(f"the notebook's run ended ({error})") from None
+
+    def receive(self) -> dict[str, Any]:
+        left = self._deadline - time.monotonic()
+        try:
+            frame = self._frames.get(timeout=max(left, 0.001))
+        except queue.Empty:
+            raise RunEnded("the notebook's run went over its time limit") from None
+        if frame is None:
+            raise RunEnded("the notebook's run ended before its checks were done")
+        if isinstance(frame, Exception):
+            raise RunEnded(f"the notebook's run sent what is not a message ({frame})")
+        return frame
+
+    def request(self, message: dict[str, Any]) -> dict[str, Any]:
+        self.send(message)
+        frame = self.receive()
+        reply = frame.get("reply")
+        if not isinstance(reply, dict):
+            raise RunEnded("the notebook's run answered a call with something else")
+        return reply
+
+
+def _checker(exercise: GradedExercise) -> Any:
+    checker = getattr(checks, exercise.checker, None)
+    if checker is None or getattr(checker, "exercise", None) is None:
+        raise ValueError(f"attnlib.checks has no checker {exercise.checker}")
+    return checker
+
+
+def _verdict(exercise: GradedExercise, description: Any, channel: _Channel) -> CheckResult:
+    if description is None:
+        return CheckResult(
+            exercise.answer_name,
+            False,
+            f"✗ no `{exercise.answer_name}` was defined when its check ran: run its answer "
+            "cell before the check.",
+        )
+    try:
+        answer = stand_in(channel, description)
+    except NotImplementedError as error:
+        return CheckResult(exercise.answer_name, False, f"✗ not graded yet: {error}")
+    except (WireError, KeyError, TypeError, ValueError) as error:
+        raise RunEnded(f"the notebook's run described its answer wrongly ({error})") from None
+    try:
+        return _checker(exercise)(answer)
+    except (WireError, KeyError, TypeError, ValueError, IndexError) as error:
+        # A malformed reply reaches the checker as a value it cannot use.
+        raise RunEnded(f"the notebook's run sent a reply the check cannot use ({error})") from None
+
+
+def grade_notebook(
+    course_notebook: Path,
+    submission: Path,
+    scratch: Path,
+    *,
+    sandbox: Bubblewrap | NoSandbox | None = None,
+    limits: Limits | None = None,
+) -> NotebookGrade:
+    """Grade ``submission`` against ``course_notebook``, with ``scratch`` as its working copy."""
+    sandbox = sandbox or Bubblewrap()
+    limits = limits or Limits()
+    plan = plan_of(course_notebook)
+    start = time.monotonic()
+    try:
+        notebook = read_submission(submission)
+    except (OSError, ValueError) as error:
+        return _all_zero(plan, f"✗ not graded: {error}", start)
+    scratch.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(submission, scratch / "submission.ipynb")
+    positions = check_positions(plan, notebook)
+    by_cell: dict[str, list[tuple[str, str]]] = {}
+    at_end = []
+    for exercise in plan.exercises:
+        position = positions[exercise.exercise_id]
+        pair = (exercise.exercise_id, exercise.answer_name)
+        if position is None:
+            at_end.append(pair)
+        else:
+            by_cell.setdefault(str(position), []).append(pair)
+    orders_read, orders_write = os.pipe()
+    reports_read, reports_write = os.pipe()
+    inner = [
+        sys.executable,
+        "-m",
+        "attnlib.grading.in_sandbox",
+        str(orders_read),
+        str(reports_write),
+    ]
+    log = open(scratch.parent / f"{scratch.name}.log", "wb")  # noqa: SIM115 -- closed below
+    process = subprocess.Popen(
+        sandbox.command(scratch, inner),
+        pass_fds=(orders_read, reports_write),
+        stdin=subprocess.DEVNULL,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        preexec_fn=limits.apply,
+    )
+    os.close(orders_read)
+    os.close(reports_write)
+    to_run = os.fdopen(orders_write, "wb", buffering=0)
+    from_run = os.fdopen(reports_read, "rb", buffering=0)
+    channel = _Channel(to_run, from_run, start + limits.wall_seconds)
+    grades: dict[str, ExerciseGrade] = {}
+    outputs: dict[int, list[dict[str, Any]]] = {}
+    problem = ""
+    by_id = {e.exercise_id: e for e in plan.exercises}
+    try:
+        channel.send(
+            {
+                "run": {
+                    "notebook": f"{sandbox.where(scratch)}/submission.ipynb",
+                    "checks": by_cell,
+                    "at_end": at_end,
+                }
+            }
+        )
+        while True:
+            frame = channel.receive()
+            if "check" in frame:
+                exercise = by_id.get(str(frame["check"]))
+                if exercise is None or exercise.exercise_id in grades:
+                    raise RunEnded("the notebook's run asked for a check it was not given")
+                result = _verdict(exercise, frame.get("answer"), channel)
+                grades[exercise.exercise_id] = ExerciseGrade(
+                    exercise.exercise_id,
+                    exercise.points if result.passed else 0.0,
+                    exercise.points,
+                    str(result),
+                )
+                channel.send({"verdict": {"passed": bool(result.passed), "report": str(result)}})
+            elif "done" in frame:
+                outputs = _outputs(frame["done"])
+                break
+    except RunEnded as ended:
+        problem = str(ended)
+    finally:
+        _stop(process)
+        to_run.close()
+        log.close()
+    exercises = [
+        grades.get(e.exercise_id)
+        or ExerciseGrade(e.exercise_id, 0.0, e.points, f"✗ not checked: {problem}")
+        for e in plan.exercises
+    ]
+    return NotebookGrade(plan.name, exercises, outputs, time.monotonic() - start, problem)
+
+
+def _outputs(done: Any) -> dict[int, list[dict[str, Any]]]:
+    """The cells' outputs for the feedback, as far as they are well formed."""
+    found: dict[int, list[dict[str, Any]]] = {}
+    if isinstance(done, dict):
+        for key, value in done.items():
+            if isinstance(key, str) and key.lstrip("-").isdigit() and isinstance(value, list):
+                found[int(key)] = [v for v in value if isinstance(v, dict)]
+    return found
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    if process.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+
+
+def _all_zero(plan: NotebookPlan, why: str, start: float) -> NotebookGrade:
+    exercises = [ExerciseGrade(e.exercise_id, 0.0, e.points, why) for e in plan.exercises]
+    return NotebookGrade(plan.name, exercises, {}, time.monotonic() - start, why)

@@ -1,0 +1,125 @@
+"""What grading one notebook means: its exercises, and where each is checked in a submission.
+
+The course's own notebook (the learner's edition as released) is the authority: it says which
+exercises there are, what each check cell passes to which checker, and how many points each is
+worth. A submission is only read as data (JSON) here, never run: its check cells are found by
+their nbgrader grade id, and a check cell the learner deleted or renamed is checked at the end
+of the notebook instead, so that no edit of a submission's cells skips or changes a check.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+MAX_NOTEBOOK_BYTES = 20 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class GradedExercise:
+    """One exercise with points: the checker its check cell calls and on which name."""
+
+    exercise_id: str  # the answer cell's grade id, "ex2_stable_softmax"
+    check_id: str  # the check cell's grade id, "ex2_stable_softmax_check"
+    checker: str  # "check_stable_softmax", a name in attnlib.checks
+    answer_name: str  # "stable_softmax", the name the check cell passes
+    points: float
+
+
+@dataclass(frozen=True)
+class NotebookPlan:
+    name: str  # "02_softmax_and_scaling.ipynb"
+    exercises: tuple[GradedExercise, ...]
+
+    @property
+    def max_score(self) -> float:
+        return sum(e.points for e in self.exercises)
+
+
+def _nbgrader(cell: dict[str, Any]) -> dict[str, Any]:
+    meta = cell.get("metadata")
+    found = meta.get("nbgrader") if isinstance(meta, dict) else None
+    return found if isinstance(found, dict) else {}
+
+
+def _source(cell: dict[str, Any]) -> str:
+    source = cell.get("source", "")
+    if isinstance(source, list):
+        return "".join(s for s in source if isinstance(s, str))
+    return source if isinstance(source, str) else ""
+
+
+def _checked_call(source: str) -> tuple[str, str]:
+    """(checker, answer name) of a check cell ``checks.check_x(answer).assert_passed()``."""
+    expression = ast.parse(source.strip(), mode="eval").body
+    if (
+        isinstance(expression, ast.Call)
+        and isinstance(expression.func, ast.Attribute)
+        and expression.func.attr == "assert_passed"
+    ):
+        expression = expression.func.value
+    if (
+        isinstance(expression, ast.Call)
+        and isinstance(expression.func, ast.Attribute)
+        and isinstance(expression.func.value, ast.Name)
+        and expression.func.value.id == "checks"
+        and len(expression.args) == 1
+        and isinstance(expression.args[0], ast.Name)
+        and not expression.keywords
+    ):
+        return expression.func.attr, expression.args[0].id
+    raise ValueError(f"not a check cell of the course's form: {source!r}")
+
+
+def plan_of(course_notebook: Path) -> NotebookPlan:
+    """The graded exercises of one of the course's notebooks (optional ones carry no points)."""
+    notebook = json.loads(course_notebook.read_text(encoding="utf-8"))
+    exercises = []
+    for cell in notebook["cells"]:
+        meta = _nbgrader(cell)
+        if not (meta.get("grade") and meta.get("points")):
+            continue
+        check_id = str(meta["grade_id"])
+        if not check_id.endswith("_check"):
+            raise ValueError(f"{course_notebook.name}: a graded cell {check_id} is not a check")
+        checker, answer = _checked_call(_source(cell))
+        exercises.append(
+            GradedExercise(
+                check_id.removesuffix("_check"), check_id, checker, answer, float(meta["points"])
+            )
+        )
+    return NotebookPlan(course_notebook.name, tuple(exercises))
+
+
+def read_submission(path: Path) -> dict[str, Any]:
+    """A submitted notebook as data, or a ValueError saying why it cannot be graded."""
+    if path.stat().st_size > MAX_NOTEBOOK_BYTES:
+        raise ValueError(f"{path.name} is over {MAX_NOTEBOOK_BYTES // 2**20} MB")
+    try:
+        notebook = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
+        raise ValueError(f"{path.name} is not a notebook: {error}") from error
+    if not isinstance(notebook, dict) or not isinstance(notebook.get("cells"), list):
+        raise ValueError(f"{path.name} is not a notebook: no list of cells")
+    return notebook
+
+
+def code_cells(notebook: dict[str, Any]) -> list[tuple[int, str, str]]:
+    """(index, source, grade id) of every code cell, in order."""
+    found = []
+    for index, cell in enumerate(notebook["cells"]):
+        if isinstance(cell, dict) and cell.get("cell_type") == "code":
+            found.append((index, _source(cell), str(_nbgrader(cell).get("grade_id", ""))))
+    return found
+
+
+def check_positions(plan: NotebookPlan, notebook: dict[str, Any]) -> dict[str, int | None]:
+    """For each exercise, the index of the submission's cell where its check runs: its check
+    cell (the first with that grade id), or None for the notebook's end."""
+    first: dict[str, int] = {}
+    for index, _, grade_id in code_cells(notebook):
+        first.setdefault(grade_id, index)
+    return {e.exercise_id: first.get(e.check_id) for e in plan.exercises}

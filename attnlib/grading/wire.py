@@ -1,0 +1,383 @@
+"""What crosses between the grader and a submission's sandbox: plain data, and nothing that runs.
+
+A submission's answers run in a sandboxed process (:mod:`attnlib.grading.sandbox`); the checkers
+that score them run in the grader's own process, which never runs a line of the submission. The
+two exchange messages of JSON (never pickle, whose loading runs code): tensors as their dtype,
+shape and raw bytes; numbers, strings, tuples, lists and dicts; dtypes, generators by their
+state; an exception by its type's name and its message. Anything else the answer returns
+arrives as an :class:`Opaque` that says what it was. A message is read with limits on its size
+and depth, so a hostile sandbox can send wrong answers but nothing that takes the grader over.
+
+Every message is one frame: an 8-byte big-endian length, then that many bytes of UTF-8 JSON.
+"""
+
+from __future__ import annotations
+
+import base64
+import builtins
+import json
+import math
+from typing import IO, Any
+
+import numpy as np
+import torch
+
+MAX_FRAME_BYTES = 256 * 1024 * 1024
+MAX_DEPTH = 64
+_LENGTH_BYTES = 8
+
+
+class WireError(ValueError):
+    """A message that is not what the wire format allows (too big, too deep, malformed)."""
+
+
+class Opaque:
+    """Stands for a value of a type that does not cross the wire: an instance of a class named
+    as the original's type (so a report says "got MyThing"), with its text in ``shown``."""
+
+    def __init__(self, shown: str) -> None:
+        self.shown = shown
+
+    def __repr__(self) -> str:
+        return self.shown
+
+
+_OPAQUE_TYPES: dict[str, type] = {}
+_SYNTHETIC_ERRORS: dict[str, type[Exception]] = {}
+
+
+def _opaque_type(name: str) -> type:
+    if name not in _OPAQUE_TYPES:
+        _OPAQUE_TYPES[name] = type(name, (Opaque,), {})
+    return _OPAQUE_TYPES[name]
+
+
+_STRUCTSEQS: dict[str, type] = {}
+
+
+def _structseq_type(name: str) -> type:
+    """A tuple named as torch's result was (``max``: values and indices)."""
+    if name not in _STRUCTSEQS:
+        _STRUCTSEQS[name] = type(name, (tuple,), {})
+    return _STRUCTSEQS[name]
+
+
+_TENSOR_SUBCLASSES: dict[str, type] = {}
+
+
+def _tensor_type(name: str) -> type:
+    """A plain subclass of torch.Tensor named as the answer's was: the check then refuses it by
+    its type, as it refuses the original, and no code of the answer's class came along."""
+    if name not in _TENSOR_SUBCLASSES:
+        _TENSOR_SUBCLASSES[name] = type(name, (torch.Tensor,), {})
+    return _TENSOR_SUBCLASSES[name]
+
+
+def _short_repr(value: object) -> str:
+    try:
+        shown = repr(value)
+    except Exception:  # the answer's own __repr__ failed: say what it was instead
+        shown = f"<{type(value).__name__}>"
+    return shown if len(shown) <= 200 else shown[:197] + "..."
+
+
+def _tensor_bytes(tensor: torch.Tensor) -> bytes:
+    flat = tensor.detach().cpu().reshape(-1)
+    if flat.numel() == 0:
+        return b""
+    # A fresh tensor: a view's strides (a one-element diagonal's, say) can stop .view(uint8).
+    packed = torch.empty(flat.shape, dtype=flat.dtype).copy_(flat)
+    return packed.view(torch.uint8).numpy().tobytes()
+
+
+# -- encoding: any value to JSON-ready data ---------------------------------------------------
+
+
+def encode(value: Any, depth: int = 0) -> Any:
+    """``value`` as JSON-ready data; what has no place on the wire becomes ``{"opaque": …}``."""
+    if depth > MAX_DEPTH:
+        raise WireError("a value nested too deeply to send")
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if type(value) is int:
+        return value
+    if type(value) is float:
+        return {"float": value.hex()}
+    if isinstance(value, torch.Tensor):
+        return {"tensor": _encode_tensor(value)}
+    if isinstance(value, torch.dtype):
+        return {"dtype": str(value).removeprefix("torch.")}
+    if isinstance(value, torch.Size):
+        return {"size": [int(n) for n in value]}
+    if isinstance(value, torch.device):
+        return {"device": str(value)}
+    if isinstance(value, torch.Generator):
+        return {"generator": base64.b64encode(_tensor_bytes(value.get_state())).decode()}
+    if isinstance(value, np.ndarray) and value.dtype.kind in "biufc":
+        return {"ndarray": _encode_ndarray(value)}
+    if isinstance(value, np.generic) and np.asarray(value).dtype.kind in "biufc":
+        return {"npscalar": _encode_ndarray(np.asarray(value))}
+    if isinstance(value, tuple) and hasattr(type(value), "n_fields"):  # torch.return_types
+        items = [encode(v, depth + 1) for v in value]
+        return {"structseq": {"type": type(value).__name__, "items": items}}
+    if type(value) in (tuple, list):
+        kind = "tuple" if type(value) is tuple else "list"
+        return {kind: [encode(v, depth + 1) for v in value]}
+    if type(value) is dict:
+        return {"dict": [[encode(k, depth + 1), encode(v, depth + 1)] for k, v in value.items()]}
+    if type(value) is slice:
+        return {"slice": [encode(value.start), encode(value.stop), encode(value.step)]}
+    if isinstance(value, BaseException):
+        return {"error": encode_error(value)}
+    return {"opaque": {"type": type(value).__name__, "shown": _short_repr(value)}}
+
+
+def _encode_tensor(tensor: torch.Tensor) -> dict[str, Any]:
+    kind = type(tensor)
+    plain = kind in (torch.Tensor, torch.nn.Parameter)
+    if not plain:
+        # Read the numbers past the subclass's own code; they will be refused anyway.
+        tensor = torch.Tensor.as_subclass(tensor, torch.Tensor)
+    return {
+        "dtype": str(tensor.dtype).removeprefix("torch."),
+        "shape": [int(n) for n in tensor.shape],
+        "data": base64.b64encode(_tensor_bytes(tensor)).decode(),
+        "requires_grad": bool(tensor.requires_grad),
+        "type": "Parameter" if kind is torch.nn.Parameter else "Tensor" if plain else kind.__name__,
+    }
+
+
+def _encode_ndarray(array: np.ndarray) -> dict[str, Any]:
+    array = np.ascontiguousarray(array)
+    return {
+        "dtype": array.dtype.str,
+        "shape": list(array.shape),
+        "data": base64.b64encode(array.tobytes()).decode(),
+    }
+
+
+def encode_error(error: BaseException) -> dict[str, str]:
+    kind = type(error)
+    try:
+        message = str(error)
+    except Exception:  # an exception whose __str__ fails
+        message = f"<{kind.__name__}>"
+    return {"type": kind.__qualname__, "module": kind.__module__, "message": message[:20_000]}
+
+
+# -- decoding: data back to values, trusting nothing -------------------------------------------
+
+
+def decode(data: Any, depth: int = 0) -> Any:
+    """The value ``encode`` made; a :class:`WireError` for anything it could not have made."""
+    if depth > MAX_DEPTH:
+        raise WireError("a value nested too deeply")
+    if data is None or isinstance(data, (bool, str)):
+        return data
+    if type(data) is int:
+        return data
+    if not isinstance(data, dict) or len(data) != 1:
+        raise WireError(f"not a value on the wire: {type(data).__name__}")
+    ((kind, body),) = data.items()
+    if kind == "float":
+        return float.fromhex(_str(body))
+    if kind == "tensor":
+        return _decode_tensor(body)
+    if kind == "dtype":
+        return _dtype(body)
+    if kind == "size":
+        return torch.Size([_int(n) for n in _list(body)])
+    if kind == "device":
+        return torch.device(_str(body))
+    if kind == "generator":
+        generator = torch.Generator()
+        generator.set_state(_uint8(body))
+        return generator
+    if kind == "ndarray":
+        return _decode_ndarray(body)
+    if kind == "npscalar":
+        return _decode_ndarray(body)[()]
+    if kind == "tuple":
+        return tuple(decode(v, depth + 1) for v in _list(body))
+    if kind == "list":
+        return [decode(v, depth + 1) for v in _list(body)]
+    if kind == "structseq":
+        fields = _dict(body)
+        items = tuple(decode(v, depth + 1) for v in _list(fields.get("items")))
+        return _structseq_type(_name(fields.get("type")))(items)
+    if kind == "dict":
+        pairs = [_list(pair) for pair in _list(body)]
+        if any(len(pair) != 2 for pair in pairs):
+            raise WireError("a dict entry is not a (key, value) pair")
+        decoded = {}
+        for key, value in pairs:
+            decoded_key = decode(key, depth + 1)
+            try:
+                hash(decoded_key)
+            except TypeError as error:
+                raise WireError("a dict key that cannot be hashed") from error
+            decoded[decoded_key] = decode(value, depth + 1)
+        return decoded
+    if kind == "slice":
+        start, stop, step = (decode(v, depth + 1) for v in _list(body))
+        return slice(start, stop, step)
+    if kind == "error":
+        return decode_error(body)
+    if kind == "opaque":
+        fields = _dict(body)
+        return _opaque_type(_name(fields.get("type")))(_str(fields.get("shown")))
+    raise WireError(f"unknown kind of value: {kind!r}")
+
+
+def _str(value: Any) -> str:
+    if not isinstance(value, str):
+        raise WireError(f"expected a string, got {type(value).__name__}")
+    return value
+
+
+def _int(value: Any) -> int:
+    if type(value) is not int:
+        raise WireError(f"expected an int, got {type(value).__name__}")
+    return value
+
+
+def _list(value: Any) -> list[Any]:
+    if not isinstance(value, list):
+        raise WireError(f"expected a list, got {type(value).__name__}")
+    return value
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise WireError(f"expected an object, got {type(value).__name__}")
+    return value
+
+
+def _name(value: Any) -> str:
+    name = _str(value)
+    if not name.isidentifier() or len(name) > 100:
+        raise WireError(f"not a type's name: {name[:50]!r}")
+    return name
+
+
+def _dtype(name: Any) -> torch.dtype:
+    found = getattr(torch, _name(name), None)
+    if not isinstance(found, torch.dtype):
+        raise WireError(f"not a torch dtype: {name!r}")
+    return found
+
+
+def _uint8(data: Any) -> torch.Tensor:
+    raw = base64.b64decode(_str(data), validate=True)
+    return torch.frombuffer(bytearray(raw), dtype=torch.uint8) if raw else torch.empty(0)
+
+
+def _decode_tensor(body: Any) -> torch.Tensor:
+    fields = _dict(body)
+    dtype = _dtype(fields.get("dtype"))
+    shape = [_int(n) for n in _list(fields.get("shape"))]
+    if any(n < 0 for n in shape):
+        raise WireError("a negative size in a tensor's shape")
+    raw = base64.b64decode(_str(fields.get("data")), validate=True)
+    count = math.prod(shape)
+    itemsize = torch.empty((), dtype=dtype).element_size()
+    if len(raw) != count * itemsize:
+        raise WireError(f"a tensor of shape {shape} and dtype {dtype} with {len(raw)} bytes")
+    if count == 0:
+        tensor = torch.empty(shape, dtype=dtype)
+    else:
+        tensor = torch.frombuffer(bytearray(raw), dtype=torch.uint8).view(dtype).reshape(shape)
+    kind = _name(fields.get("type"))
+    if kind == "Parameter":
+        return torch.nn.Parameter(tensor, requires_grad=bool(fields.get("requires_grad")))
+    if fields.get("requires_grad") is True and (tensor.is_floating_point() or tensor.is_complex()):
+        tensor.requires_grad_(True)
+    if kind != "Tensor":
+        return tensor.as_subclass(_tensor_type(kind))
+    return tensor
+
+
+def _decode_ndarray(body: Any) -> np.ndarray:
+    fields = _dict(body)
+    dtype = np.dtype(_str(fields.get("dtype")))
+    if dtype.kind not in "biufc":
+        raise WireError(f"not a numeric numpy dtype: {dtype}")
+    shape = tuple(_int(n) for n in _list(fields.get("shape")))
+    raw = base64.b64decode(_str(fields.get("data")), validate=True)
+    if len(raw) != math.prod(shape) * dtype.itemsize:
+        raise WireError("a numpy array whose bytes do not fit its shape")
+    return np.frombuffer(raw, dtype=dtype).reshape(shape).copy()
+
+
+def decode_error(body: Any) -> Exception:
+    """The error as an exception of its own type when that is Python's or torch's, else of a
+    new type with its name (no code of the answer's comes along)."""
+    fields = _dict(body)
+    qualname, module = _str(fields.get("type")), _str(fields.get("module"))
+    message = _str(fields.get("message"))
+    kind = _known_error(module, qualname)
+    if kind is None:
+        name = _name(qualname.rsplit(".", 1)[-1])
+        kind = _SYNTHETIC_ERRORS.setdefault(name, type(name, (Exception,), {}))
+    error = kind.__new__(kind)
+    error.args = (message,)
+    return error
+
+
+def _known_error(module: str, qualname: str) -> type[Exception] | None:
+    owner: Any
+    if module == "builtins":
+        owner = builtins
+    elif module == "torch" or module.startswith("torch."):
+        owner = torch
+        for part in module.split(".")[1:]:
+            owner = getattr(owner, part, None)
+    else:
+        return None
+    for part in qualname.split("."):
+        owner = getattr(owner, part, None)
+    is_error = isinstance(owner, type) and issubclass(owner, Exception)
+    # KeyboardInterrupt and SystemExit are not Exceptions: a check never re-raises them.
+    return owner if is_error else None
+
+
+# -- frames ------------------------------------------------------------------------------------
+
+
+def write_frame(stream: IO[bytes], message: dict[str, Any]) -> None:
+    body = json.dumps(message, separators=(",", ":"), allow_nan=False).encode("utf-8")
+    if len(body) > MAX_FRAME_BYTES:
+        raise WireError(f"a message of {len(body):,} bytes is over the limit")
+    stream.write(len(body).to_bytes(_LENGTH_BYTES, "big") + body)
+    stream.flush()
+
+
+def read_frame(stream: IO[bytes]) -> dict[str, Any] | None:
+    """The next message, or None at the end of the stream."""
+    header = _read_exactly(stream, _LENGTH_BYTES)
+    if header is None:
+        return None
+    length = int.from_bytes(header, "big")
+    if length > MAX_FRAME_BYTES:
+        raise WireError(f"a message of {length:,} bytes is over the limit")
+    body = _read_exactly(stream, length)
+    if body is None:
+        raise WireError("the stream ended inside a message")
+    try:
+        message = json.loads(body.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
+        raise WireError(f"a message that is not JSON: {error}") from error
+    return _dict(message)
+
+
+def _read_exactly(stream: IO[bytes], count: int) -> bytes | None:
+    chunks, left = [], count
+    while left:
+        chunk = stream.read(left)
+        if not chunk:
+            if left == count:
+                return None
+            raise WireError("the stream ended inside a message")
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
