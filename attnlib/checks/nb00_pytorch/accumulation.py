@@ -142,16 +142,19 @@ def check_accumulated_step(fn: Step) -> CheckResult:
 
 
 class _BackwardPasses:
-    """A forward hook on the embedding that counts the backward passes through its output. An
-    object of this module, not a closure, so that its count comes back from the sandbox when
-    grading (:mod:`attnlib.grading.mirror`)."""
+    """A forward hook on the embedding that, at its first forward, starts counting the backward
+    passes that reach its table (one per backward(), however many lookups it made). An object
+    of this module, not a closure on a list, so that its count comes back from the sandbox when
+    grading (:mod:`attnlib.grading.mirror`), where a hook on the table would not travel."""
 
     def __init__(self) -> None:
         self.passes = 0
+        self.listening = False
 
     def __call__(self, module: nn.Module, inputs: object, output: Tensor) -> None:
-        if output.requires_grad:
-            output.register_hook(self._one_more)
+        if not self.listening:
+            module.weight.register_hook(self._one_more)
+            self.listening = True
 
     def _one_more(self, grad: Tensor) -> None:
         self.passes += 1
