@@ -16,7 +16,7 @@ LEARNER_NOTEBOOKS := $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
 # which `make portability` checks), so the notebooks use every core.
 export PYTHONHASHSEED := 0
 
-.PHONY: setup instructor browser-deps lab lab-instructors editions test lint unit nbval portability pip-path grading browser screenshots notebooks figures bench claims student format clean
+.PHONY: setup instructor browser-deps grading-deps course-dir autograde lab lab-instructors editions test lint unit nbval portability pip-path grading browser screenshots notebooks figures bench claims student format clean
 
 # requirements.txt is the whole set-up (attnlib itself included), the same one a learner
 # without make runs by hand: `python -m venv .venv && .venv/bin/pip install -r requirements.txt`.
@@ -48,7 +48,7 @@ lab-instructors: setup
 
 # Prints at its end the whole-course budget: strict nbval over every notebook must stay
 # under 3 minutes on a 2-core machine.
-test: setup instructor browser-deps
+test: setup instructor browser-deps grading-deps
 	@start=$$(date +%s); \
 	$(MAKE) --no-print-directory lint unit && \
 	nbval_start=$$(date +%s) && $(MAKE) --no-print-directory nbval && nbval_end=$$(date +%s) && \
@@ -95,8 +95,28 @@ pip-path: setup
 
 # nbgrader builds the student edition and autogrades the solutions (full marks) and the
 # untouched student edition (zero), in a throwaway course directory.
-grading: setup instructor
+grading: setup instructor grading-deps
 	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest tests/grading -p no:cacheprovider -s
+
+# Debian's bubblewrap: the sandbox each submission runs in when autograding.
+grading-deps:
+	@command -v bwrap >/dev/null || { \
+		echo "installing Debian's bubblewrap for the grading sandbox"; \
+		$(SUDO) apt-get update -qq && \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends bubblewrap; \
+	}
+
+# A course directory for grading, outside this checkout (instructors/README.md, "Grading").
+course-dir: instructor
+	@test -n "$(DIR)" || { echo "usage: make course-dir DIR=/path/outside/the/checkout"; exit 2; }
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m attnlib.grading course-dir "$(DIR)"
+
+# Grade every submission of a course directory: each notebook in its own sandbox, on every
+# core (WORKERS=n to choose), or on a Dask cluster (SCHEDULER=tcp://host:8786).
+autograde: instructor grading-deps
+	@test -n "$(COURSE)" || { echo "usage: make autograde COURSE=/path/to/course-dir"; exit 2; }
+	HF_HUB_OFFLINE=1 $(BIN)/python -m attnlib.grading autograde "$(COURSE)" \
+		$(if $(WORKERS),--workers $(WORKERS)) $(if $(SCHEDULER),--scheduler $(SCHEDULER))
 
 # Debian's chromium for the browser test (Playwright's own browser download is not used).
 CHROMIUM ?= /usr/bin/chromium

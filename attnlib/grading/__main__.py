@@ -1,0 +1,112 @@
+"""``python -m attnlib.grading``: make a course directory, and autograde it.
+
+    python -m attnlib.grading course-dir DIR [--answer-key instructors/notebooks]
+    python -m attnlib.grading autograde DIR [--workers N | --scheduler ADDRESS]
+                                            [--student NAME …] [--no-sandbox]
+
+``make course-dir DIR=…`` and ``make autograde COURSE=…`` run these from the checkout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from attnlib.grading.course import (
+    CHECKOUT,
+    inside_checkout,
+    make_course_dir,
+    released,
+    submissions,
+)
+
+
+def _autograde(args: argparse.Namespace) -> int:
+    from attnlib.grading.records import write_csv, write_feedback, write_gradebook
+    from attnlib.grading.sandbox import Bubblewrap
+    from attnlib.grading.tasks import Task, run_all
+
+    course: Path = args.course
+    if inside_checkout(course):
+        print(f"{course} is inside a git checkout: grade in a course directory outside it.")
+        return 2
+    if not args.no_sandbox and not Bubblewrap().available():
+        print("bubblewrap (bwrap) is not installed: `make grading-deps`, or see the guide's")
+        print("'Grading security' for the container route.")
+        return 2
+    found = [(s, nb) for s, nb in submissions(course) if not args.student or s in args.student]
+    if not found:
+        print(f"no submissions under {course}/submitted/STUDENT/notebooks/")
+        return 1
+    tasks = []
+    for student, notebook in found:
+        course_notebook = released(course) / notebook.name
+        if not course_notebook.is_file():
+            print(f"skipped {student}/{notebook.name}: no such notebook in the course")
+            continue
+        tasks.append(
+            Task(
+                student,
+                notebook.name,
+                course_notebook.read_bytes(),
+                notebook.read_bytes(),
+                sandbox="none" if args.no_sandbox else "bubblewrap",
+                wall_seconds=args.time_limit,
+            )
+        )
+    start = time.monotonic()
+
+    def report(result: dict) -> None:
+        score = sum(e["score"] for e in result["exercises"])
+        most = sum(e["max_score"] for e in result["exercises"])
+        note = f"  ({result['problem']})" if result["problem"] else ""
+        print(
+            f"{result['student']}/{result['notebook']}: {score:g}/{most:g} "
+            f"in {result['seconds']:.0f} s{note}",
+            flush=True,
+        )
+
+    results = run_all(tasks, workers=args.workers, scheduler=args.scheduler, progress=report)
+    paths = {(s, nb.name): nb for s, nb in found}
+    for result in results:
+        write_feedback(course, result, paths[(result["student"], result["notebook"])])
+    write_gradebook(course, results)
+    csv_path = write_csv(course, results)
+    seconds = time.monotonic() - start
+    print(
+        f"graded {len(results)} notebooks of {len({t.student for t in tasks})} students in "
+        f"{seconds:.0f} s; scores in {csv_path} and {course / 'gradebook.db'}"
+    )
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m attnlib.grading", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    make = commands.add_parser("course-dir", help="make a course directory")
+    make.add_argument("course", type=Path)
+    make.add_argument("--answer-key", type=Path, default=CHECKOUT / "instructors" / "notebooks")
+    grade = commands.add_parser("autograde", help="grade every submission of a course directory")
+    grade.add_argument("course", type=Path)
+    grade.add_argument("--workers", type=int, default=None, help="local processes (all cores)")
+    grade.add_argument("--scheduler", default=None, help="a Dask scheduler's address")
+    grade.add_argument("--student", action="append", default=[], help="only these students")
+    grade.add_argument("--time-limit", type=float, default=900.0, help="s per notebook")
+    grade.add_argument(
+        "--no-sandbox", action="store_true", help="inside a container that is the wall"
+    )
+    args = parser.parse_args(argv)
+    if args.command == "course-dir":
+        make_course_dir(args.course, args.answer_key)
+        print(
+            f"course directory ready: {args.course}; put submissions in "
+            f"{args.course}/submitted/STUDENT/notebooks/"
+        )
+        return 0
+    return _autograde(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,87 @@
+"""A course directory for grading, outside the git checkout, in nbgrader's layout.
+
+``python -m attnlib.grading course-dir DIR`` (``make course-dir DIR=…``) makes::
+
+    DIR/nbgrader_config.py           nbgrader's settings for this course
+    DIR/source/notebooks/            the answer key: the instructors' edition
+    DIR/release/notebooks/           what students get: the learner's edition, by nbgrader
+    DIR/gradebook.db                 nbgrader's gradebook, with the assignment's cells
+    DIR/submitted/STUDENT/notebooks/ where each student's notebooks go (copied in by you,
+                                     by `nbgrader collect`, or by a Classroom export)
+
+``autograde`` then writes ``DIR/autograded/STUDENT/notebooks/``, the gradebook's scores and
+``DIR/grades.csv``. The grader reads the exercises and their points from the released
+notebooks; submissions are only ever read as data here.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ASSIGNMENT = "notebooks"
+CHECKOUT = Path(__file__).resolve().parents[2]
+
+CONFIG = '''"""nbgrader settings of a course graded with attnlib (python -m attnlib.grading)."""
+
+c = get_config()  # noqa: F821 -- nbgrader's config loader provides get_config
+
+c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "README.md",
+                            "conftest.py", "nbval_sanitize.cfg"]
+c.ClearSolutions.code_stub = {
+    "python": "# Your code here: replace the line below.\\nraise NotImplementedError()"
+}
+c.Execute.timeout = 300
+'''
+
+
+def inside_checkout(path: Path) -> bool:
+    """Whether ``path`` lies in a git checkout (the course's own, or any other)."""
+    resolved = path.resolve()
+    return any((folder / ".git").exists() for folder in [resolved, *resolved.parents])
+
+
+def released(course: Path) -> Path:
+    return course / "release" / ASSIGNMENT
+
+
+def make_course_dir(course: Path, answer_key: Path) -> None:
+    """Make ``course`` from the instructors' notebooks in ``answer_key``."""
+    if inside_checkout(course):
+        raise SystemExit(
+            f"{course} is inside a git checkout: make the course directory outside it, where "
+            "no commit can pick up students' work or the gradebook."
+        )
+    notebooks = sorted(answer_key.glob("[0-9][0-9]_*.ipynb"))
+    if not notebooks:
+        raise SystemExit(f"no notebooks NN_*.ipynb in {answer_key}")
+    source = course / "source" / ASSIGNMENT
+    source.mkdir(parents=True, exist_ok=True)
+    for notebook in notebooks:
+        shutil.copy(notebook, source / notebook.name)
+    (course / "nbgrader_config.py").write_text(CONFIG, encoding="utf-8")
+    (course / "submitted").mkdir(exist_ok=True)
+    venv_bin = str(Path(sys.executable).parent)
+    env = {**os.environ, "PATH": os.pathsep.join([venv_bin, os.environ.get("PATH", "")])}
+    made = subprocess.run(
+        [sys.executable, "-m", "nbgrader", "generate_assignment", ASSIGNMENT, "--force"],
+        cwd=course,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if made.returncode != 0:
+        raise SystemExit(f"nbgrader generate_assignment failed:\n{made.stderr[-4000:]}")
+
+
+def submissions(course: Path) -> list[tuple[str, Path]]:
+    """(student, notebook) for every submitted notebook of the assignment."""
+    found = []
+    for folder in sorted((course / "submitted").glob(f"*/{ASSIGNMENT}")):
+        student = folder.parent.name
+        found += [(student, nb) for nb in sorted(folder.glob("[0-9][0-9]_*.ipynb"))]
+    return found

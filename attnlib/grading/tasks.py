@@ -1,0 +1,88 @@
+"""One unit of grading work, and where it runs: this machine's cores, or a Dask cluster.
+
+A :class:`Task` is one student's one notebook, carried whole (the course's notebook and the
+submission as bytes), so that a worker on another machine needs nothing but the course's
+software and bubblewrap. :func:`run_task` grades it in a private temporary directory and
+returns plain data. :func:`run_all` runs tasks on a pool of local processes (one per core by
+default) or, given a scheduler's address, on an existing Dask distributed cluster; the results
+are the same either way, and only the caller writes anything of the course's.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tempfile
+from collections.abc import Callable, Iterable
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Task:
+    student: str
+    notebook: str  # "02_softmax_and_scaling.ipynb"
+    course_notebook: bytes  # the released notebook: exercises and points
+    submission: bytes
+    sandbox: str = "bubblewrap"  # or "none", inside a container that is the wall
+    wall_seconds: float = 900.0
+
+
+def run_task(task: Task) -> dict[str, Any]:
+    """Grade one task; the result as plain data (:class:`~judge.NotebookGrade`'s fields)."""
+    from attnlib.grading.judge import grade_notebook
+    from attnlib.grading.sandbox import Bubblewrap, Limits, NoSandbox
+
+    sandbox = NoSandbox() if task.sandbox == "none" else Bubblewrap()
+    with tempfile.TemporaryDirectory(prefix="attnlib-grading-") as tmp:
+        folder = Path(tmp)
+        course = folder / "course" / task.notebook
+        course.parent.mkdir()
+        course.write_bytes(task.course_notebook)
+        submitted = folder / "submitted.ipynb"
+        submitted.write_bytes(task.submission)
+        grade = grade_notebook(
+            course,
+            submitted,
+            folder / "scratch",
+            sandbox=sandbox,
+            limits=Limits(wall_seconds=task.wall_seconds),
+        )
+    result = dataclasses.asdict(grade)
+    result["student"] = task.student
+    return result
+
+
+def run_all(
+    tasks: Iterable[Task],
+    *,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    progress: Callable[[dict[str, Any]], None] | None = None,
+) -> list[dict[str, Any]]:
+    """Every task's result, in the order of ``tasks``."""
+    tasks = list(tasks)
+    if scheduler:
+        from distributed import Client, as_completed  # the `instructor` extra
+
+        with Client(scheduler) as client:
+            futures = client.map(run_task, tasks, pure=False)
+            index = {future.key: i for i, future in enumerate(futures)}
+            results: list[dict[str, Any] | None] = [None] * len(tasks)
+            for future in as_completed(futures):
+                results[index[future.key]] = future.result()
+                if progress:
+                    progress(results[index[future.key]])  # type: ignore[arg-type]
+            return [r for r in results if r is not None]
+    count = workers or len(os.sched_getaffinity(0))
+    # Fresh interpreters: each worker imports the checkers itself, before any grading.
+    with ProcessPoolExecutor(max_workers=count, mp_context=get_context("spawn")) as pool:
+        done = []
+        for result in pool.map(run_task, tasks):
+            if progress:
+                progress(result)
+            done.append(result)
+        return done
