@@ -48,11 +48,11 @@ def _name(path: Path) -> str:
     return str(path.relative_to(PACKAGE.parent))
 
 
-def test_the_top_level_holds_the_concepts_and_three_sub_packages() -> None:
+def test_the_top_level_holds_the_concepts_and_four_sub_packages() -> None:
     public = {p.stem for p in PACKAGE.glob("*.py") if not p.stem.startswith("_")}
     assert public == set(CONCEPTS)
     packages = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()}
-    assert packages == {"checks", "course", "formats"}
+    assert packages == {"checks", "course", "formats", "grading"}
 
 
 @pytest.mark.parametrize("path", MODULES, ids=_name)

@@ -9,6 +9,8 @@ came of it: the value or the error, what the call changed in its arguments
 pickle from the grader, which the sandbox trusts; its replies are plain data.
 Everything here runs beside the learner's code and may be tampered with; the grader trusts
 none of it beyond "this is what the answer returned".
+
+Part of the grader of notebooks 00–12 (:mod:`attnlib.grading`).
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ from typing import Any
 
 from attnlib.checks._calls import CallWatch, Forbidden
 from attnlib.grading.mirror import changes, parts, set_grads, snapshot
-from attnlib.grading.wire import encode, encode_error
+from attnlib.grading.raised import encode_error
+from attnlib.grading.wire import encode
 
 
 def describe(answer: object) -> dict[str, Any]:

@@ -12,6 +12,8 @@
 ``autograde`` then writes ``DIR/autograded/STUDENT/notebooks/``, the gradebook's scores and
 ``DIR/grades.csv``. The grader reads the exercises and their points from the released
 notebooks; submissions are only ever read as data here.
+
+Part of the grader of notebooks 00–12 (:mod:`attnlib.grading`).
 """
 
 from __future__ import annotations

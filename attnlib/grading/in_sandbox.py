@@ -11,6 +11,8 @@ kernel waiting for a reply (there is no kernel), and figures are drawn off-scree
 
 Everything in this process shares it with the learner's code: the grader believes nothing it
 says except what the learner's answer returned.
+
+Part of the grader of notebooks 00–12 (:mod:`attnlib.grading`).
 """
 
 from __future__ import annotations
@@ -61,8 +63,8 @@ def main(in_fd: int, out_fd: int) -> None:
     from IPython.utils.capture import capture_output
 
     from attnlib.grading.answering import answer_request, describe
+    from attnlib.grading.frames import read_frame, write_frame
     from attnlib.grading.plan import code_cells, read_submission
-    from attnlib.grading.wire import read_frame, write_frame
 
     orders_in: IO[bytes] = os.fdopen(in_fd, "rb", buffering=0)
     reports_out: IO[bytes] = os.fdopen(out_fd, "wb", buffering=0)

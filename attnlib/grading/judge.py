@@ -9,6 +9,8 @@ sandbox; the learner's code never runs in this process. An exercise scores its p
 that checker passes it, and nothing the sandbox says can change that: a run that crashes,
 stops answering, breaks the protocol or runs out of time scores 0 on every check it had not
 reached, with the reason.
+
+Part of the grader of notebooks 00–12 (:mod:`attnlib.grading`).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from typing import Any
 
 from attnlib import checks
 from attnlib.checks._framework import CheckResult
+from attnlib.grading.frames import read_frame, write_frame
 from attnlib.grading.plan import (
     GradedExercise,
     NotebookPlan,
@@ -35,9 +38,9 @@ from attnlib.grading.plan import (
     plan_of,
     read_submission,
 )
+from attnlib.grading.raised import WireError
 from attnlib.grading.sandbox import Bubblewrap, Limits, NoSandbox
 from attnlib.grading.stand_ins import stand_in
-from attnlib.grading.wire import WireError, read_frame, write_frame
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,8 @@ and modules' hooks too, where spies keep their records.
 
 Both sides list the arguments' parts with :func:`parts`, which walks the object graph in one
 fixed order, so the n-th part here is the n-th part there.
+
+Part of the grader of notebooks 00–12 (:mod:`attnlib.grading`).
 """
 
 from __future__ import annotations

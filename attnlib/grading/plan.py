@@ -5,6 +5,8 @@ exercises there are, what each check cell passes to which checker, and how many 
 worth. A submission is only read as data (JSON) here, never run: its check cells are found by
 their nbgrader grade id, and a check cell the learner deleted or renamed is checked at the end
 of the notebook instead, so that no edit of a submission's cells skips or changes a check.
+
+Part of the grader of notebooks 00–12 (:mod:`attnlib.grading`).
 """
 
 from __future__ import annotations

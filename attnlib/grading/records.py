@@ -6,6 +6,8 @@
 - nbgrader's gradebook: each check cell's ``auto_score``;
 - ``grades.csv``: one row per student, notebook and exercise, with the score, the most it can
   be, and the first line of the check's report.
+
+Part of the grader of notebooks 00–12 (:mod:`attnlib.grading`).
 """
 
 from __future__ import annotations

@@ -14,6 +14,8 @@
 :class:`NoSandbox` runs the same command with the limits but without the wall: for a machine
 where the wall is already the container (the Dockerfile of the instructors' guide), never for
 submissions on a shared machine.
+
+Part of the grader of notebooks 00–12 (:mod:`attnlib.grading`).
 """
 
 from __future__ import annotations

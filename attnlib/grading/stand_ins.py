@@ -8,6 +8,8 @@ after the call (:mod:`attnlib.grading.mirror`), adds the forbidden calls seen th
 :class:`~attnlib.checks._calls.CallWatch` es, and returns the value or raises the error. The
 checker runs as it does in a notebook, so its report is the one the learner saw, and it
 compares with expected values that never left this process.
+
+Part of the grader of notebooks 00–12 (:mod:`attnlib.grading`).
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ import cloudpickle
 
 from attnlib.checks._calls import watching
 from attnlib.grading.mirror import apply, grads_of, parts
-from attnlib.grading.wire import WireError, decode, decode_error
+from attnlib.grading.raised import WireError, decode_error
+from attnlib.grading.wire import decode
 
 
 class Channel(Protocol):

@@ -6,6 +6,8 @@ software and bubblewrap. :func:`run_task` grades it in a private temporary direc
 returns plain data. :func:`run_all` runs tasks on a pool of local processes (one per core by
 default) or, given a scheduler's address, on an existing Dask distributed cluster; the results
 are the same either way, and only the caller writes anything of the course's.
+
+Part of the grader of notebooks 00–12 (:mod:`attnlib.grading`).
 """
 
 from __future__ import annotations

@@ -8,27 +8,24 @@ state; an exception by its type's name and its message. Anything else the answer
 arrives as an :class:`Opaque` that says what it was. A message is read with limits on its size
 and depth, so a hostile sandbox can send wrong answers but nothing that takes the grader over.
 
-Every message is one frame: an 8-byte big-endian length, then that many bytes of UTF-8 JSON.
+Errors cross as :mod:`attnlib.grading.raised` says; messages travel in
+:mod:`attnlib.grading.frames`.
+
+Part of the grader of notebooks 00–12 (:mod:`attnlib.grading`).
 """
 
 from __future__ import annotations
 
 import base64
-import builtins
-import json
 import math
-from typing import IO, Any
+from typing import Any
 
 import numpy as np
 import torch
 
-MAX_FRAME_BYTES = 256 * 1024 * 1024
+from attnlib.grading.raised import WireError, decode_error, encode_error
+
 MAX_DEPTH = 64
-_LENGTH_BYTES = 8
-
-
-class WireError(ValueError):
-    """A message that is not what the wire format allows (too big, too deep, malformed)."""
 
 
 class Opaque:
@@ -43,7 +40,6 @@ class Opaque:
 
 
 _OPAQUE_TYPES: dict[str, type] = {}
-_SYNTHETIC_ERRORS: dict[str, type[Exception]] = {}
 
 
 def _opaque_type(name: str) -> type:
@@ -156,15 +152,6 @@ def _encode_ndarray(array: np.ndarray) -> dict[str, Any]:
     }
 
 
-def encode_error(error: BaseException) -> dict[str, str]:
-    kind = type(error)
-    try:
-        message = str(error)
-    except Exception:  # an exception whose __str__ fails
-        message = f"<{kind.__name__}>"
-    return {"type": kind.__qualname__, "module": kind.__module__, "message": message[:20_000]}
-
-
 # -- decoding: data back to values, trusting nothing -------------------------------------------
 
 
@@ -222,7 +209,7 @@ def decode(data: Any, depth: int = 0) -> Any:
         start, stop, step = (decode(v, depth + 1) for v in _list(body))
         return slice(start, stop, step)
     if kind == "error":
-        return decode_error(body)
+        return decode_error(_dict(body))
     if kind == "opaque":
         fields = _dict(body)
         return _opaque_type(_name(fields.get("type")))(_str(fields.get("shown")))
@@ -307,77 +294,3 @@ def _decode_ndarray(body: Any) -> np.ndarray:
     if len(raw) != math.prod(shape) * dtype.itemsize:
         raise WireError("a numpy array whose bytes do not fit its shape")
     return np.frombuffer(raw, dtype=dtype).reshape(shape).copy()
-
-
-def decode_error(body: Any) -> Exception:
-    """The error as an exception of its own type when that is Python's or torch's, else of a
-    new type with its name (no code of the answer's comes along)."""
-    fields = _dict(body)
-    qualname, module = _str(fields.get("type")), _str(fields.get("module"))
-    message = _str(fields.get("message"))
-    kind = _known_error(module, qualname)
-    if kind is None:
-        name = _name(qualname.rsplit(".", 1)[-1])
-        kind = _SYNTHETIC_ERRORS.setdefault(name, type(name, (Exception,), {}))
-    error = kind.__new__(kind)
-    error.args = (message,)
-    return error
-
-
-def _known_error(module: str, qualname: str) -> type[Exception] | None:
-    owner: Any
-    if module == "builtins":
-        owner = builtins
-    elif module == "torch" or module.startswith("torch."):
-        owner = torch
-        for part in module.split(".")[1:]:
-            owner = getattr(owner, part, None)
-    else:
-        return None
-    for part in qualname.split("."):
-        owner = getattr(owner, part, None)
-    is_error = isinstance(owner, type) and issubclass(owner, Exception)
-    # KeyboardInterrupt and SystemExit are not Exceptions: a check never re-raises them.
-    return owner if is_error else None
-
-
-# -- frames ------------------------------------------------------------------------------------
-
-
-def write_frame(stream: IO[bytes], message: dict[str, Any]) -> None:
-    body = json.dumps(message, separators=(",", ":"), allow_nan=False).encode("utf-8")
-    if len(body) > MAX_FRAME_BYTES:
-        raise WireError(f"a message of {len(body):,} bytes is over the limit")
-    stream.write(len(body).to_bytes(_LENGTH_BYTES, "big") + body)
-    stream.flush()
-
-
-def read_frame(stream: IO[bytes]) -> dict[str, Any] | None:
-    """The next message, or None at the end of the stream."""
-    header = _read_exactly(stream, _LENGTH_BYTES)
-    if header is None:
-        return None
-    length = int.from_bytes(header, "big")
-    if length > MAX_FRAME_BYTES:
-        raise WireError(f"a message of {length:,} bytes is over the limit")
-    body = _read_exactly(stream, length)
-    if body is None:
-        raise WireError("the stream ended inside a message")
-    try:
-        message = json.loads(body.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
-        raise WireError(f"a message that is not JSON: {error}") from error
-    return _dict(message)
-
-
-def _read_exactly(stream: IO[bytes], count: int) -> bytes | None:
-    chunks, left = [], count
-    while left:
-        chunk = stream.read(left)
-        if not chunk:
-            if left == count:
-                return None
-            raise WireError("the stream ended inside a message")
-        chunks.append(chunk)
-        left -= len(chunk)
-    return b"".join(chunks)
