@@ -20,6 +20,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from attnlib.grading.course import run_nbgrader
+
 REPO = Path(__file__).resolve().parents[1]
 # The instructors' edition is the source of nbgrader's one assignment, `notebooks`
 # (nbgrader_config.py); the learner's edition, notebooks/, is what nbgrader releases.
@@ -118,28 +120,6 @@ def build_pip_setup(destination: Path) -> PipSetup:
             f"{install.stderr[-3000:]}"
         )
     return PipSetup(destination, seconds, _megabytes(venv))
-
-
-def run_nbgrader(course: Path, *args: str) -> float:
-    """Run ``nbgrader ARGS`` in ``course`` with this interpreter; return the seconds it took."""
-    # nbgrader runs `alembic` (its database migrations) from PATH: the venv's bin comes
-    # first, as in an activated venv.
-    venv_bin = str(Path(sys.executable).parent)
-    env = {**os.environ, "PATH": os.pathsep.join([venv_bin, os.environ.get("PATH", "")])}
-    start = time.perf_counter()
-    completed = subprocess.run(
-        [sys.executable, "-m", "nbgrader", *args],
-        cwd=course,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    log = completed.stdout + completed.stderr
-    # nbgrader logs a broken nbgrader_config.py and carries on with its defaults.
-    if completed.returncode != 0 or "Exception while loading config file" in log:
-        raise RuntimeError(f"nbgrader {' '.join(args)} failed:\n{log[-6000:]}")
-    return time.perf_counter() - start
 
 
 def grade_course(root: Path) -> GradingRun:

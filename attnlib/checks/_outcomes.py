@@ -38,7 +38,9 @@ def _copy(value: Any) -> Any:
     return value
 
 
-def _changed(before: Any, after: Any) -> bool:
+def tensor_changed(before: Any, after: Any) -> bool:
+    """Whether tensor ``after`` differs from ``before``: in shape, dtype or a value (NaN equal
+    to NaN). Not tensors: False."""
     if not isinstance(before, torch.Tensor) or not isinstance(after, torch.Tensor):
         return False
     if before.shape != after.shape or before.dtype != after.dtype:
@@ -61,7 +63,7 @@ def call(fn: Callable[..., Any], case: Case) -> Outcome:
     except Exception as raised:  # the learner's bug, reported instead of a traceback
         value, error = None, raised
     changed = tuple(
-        i for i, (a, b) in enumerate(zip(case.args, args, strict=True)) if _changed(a, b)
+        i for i, (a, b) in enumerate(zip(case.args, args, strict=True)) if tensor_changed(a, b)
     )
     return Outcome(value=value, error=error, changed=changed)
 

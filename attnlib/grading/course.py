@@ -22,6 +22,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 ASSIGNMENT = "notebooks"
@@ -66,18 +67,32 @@ def make_course_dir(course: Path, answer_key: Path) -> None:
         shutil.copy(notebook, source / notebook.name)
     (course / "nbgrader_config.py").write_text(CONFIG, encoding="utf-8")
     (course / "submitted").mkdir(exist_ok=True)
+    try:
+        run_nbgrader(course, "generate_assignment", ASSIGNMENT, "--force")
+    except RuntimeError as error:
+        raise SystemExit(str(error)) from None
+
+
+def run_nbgrader(course: Path, *args: str) -> float:
+    """Run ``nbgrader ARGS`` in ``course`` with this interpreter; the seconds it took."""
+    # nbgrader runs `alembic` (its database migrations) from PATH: the venv's bin comes
+    # first, as in an activated venv.
     venv_bin = str(Path(sys.executable).parent)
     env = {**os.environ, "PATH": os.pathsep.join([venv_bin, os.environ.get("PATH", "")])}
-    made = subprocess.run(
-        [sys.executable, "-m", "nbgrader", "generate_assignment", ASSIGNMENT, "--force"],
+    start = time.perf_counter()
+    completed = subprocess.run(
+        [sys.executable, "-m", "nbgrader", *args],
         cwd=course,
         env=env,
         capture_output=True,
         text=True,
         check=False,
     )
-    if made.returncode != 0:
-        raise SystemExit(f"nbgrader generate_assignment failed:\n{made.stderr[-4000:]}")
+    log = completed.stdout + completed.stderr
+    # nbgrader logs a broken nbgrader_config.py and carries on with its defaults.
+    if completed.returncode != 0 or "Exception while loading config file" in log:
+        raise RuntimeError(f"nbgrader {' '.join(args)} failed:\n{log[-6000:]}")
+    return time.perf_counter() - start
 
 
 def submissions(course: Path) -> list[tuple[str, Path]]:

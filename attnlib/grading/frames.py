@@ -11,7 +11,8 @@ from typing import IO, Any
 
 from attnlib.grading.raised import WireError
 
-MAX_FRAME_BYTES = 256 * 1024 * 1024
+# A reply holds a few small tensors; the feedback of a notebook with its figures, some MB.
+MAX_FRAME_BYTES = 64 * 1024 * 1024
 _LENGTH_BYTES = 8
 
 

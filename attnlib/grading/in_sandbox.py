@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import sys
 import traceback
+from pathlib import Path
 from typing import IO, Any
 
 
@@ -71,7 +72,7 @@ def main(in_fd: int, out_fd: int) -> None:
     orders = read_frame(orders_in)
     assert orders is not None and "run" in orders
     run = orders["run"]
-    notebook = read_submission(__import__("pathlib").Path(run["notebook"]))
+    notebook = read_submission(Path(run["notebook"]))
     checks_at = {int(k): list(v) for k, v in run["checks"].items()}
     skip = set(run.get("skip", []))
 

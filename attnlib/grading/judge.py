@@ -40,7 +40,7 @@ from attnlib.grading.plan import (
 )
 from attnlib.grading.raised import WireError
 from attnlib.grading.sandbox import Bubblewrap, Limits, NoSandbox
-from attnlib.grading.stand_ins import stand_in
+from attnlib.grading.stand_ins import RunEnded, stand_in
 
 
 @dataclass(frozen=True)
@@ -62,15 +62,11 @@ class NotebookGrade:
     outputs: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
     seconds: float = 0.0
     problem: str = ""  # what stopped the run early, if anything
+    log: str = ""  # then, the end of what the run wrote outside its cells
 
     @property
     def score(self) -> float:
         return sum(e.score for e in self.exercises)
-
-
-class RunEnded(BaseException):
-    """The sandboxed run stopped answering: ended, timed out or broke the protocol. A
-    BaseException, so that no checker mistakes it for the learner's error."""
 
 
 class _Channel:
@@ -138,13 +134,16 @@ def _verdict(exercise: GradedExercise, description: Any, channel: _Channel) -> C
         answer = stand_in(channel, description)
     except NotImplementedError as error:
         return CheckResult(exercise.answer_name, False, f"✗ not graded yet: {error}")
-    except (WireError, KeyError, TypeError, ValueError) as error:
+    except Exception as error:  # a description this side cannot use
         raise RunEnded(f"the notebook's run described its answer wrongly ({error})") from None
     try:
         return _checker(exercise)(answer)
-    except (WireError, KeyError, TypeError, ValueError, IndexError) as error:
-        # A malformed reply reaches the checker as a value it cannot use.
-        raise RunEnded(f"the notebook's run sent a reply the check cannot use ({error})") from None
+    except Exception as error:  # the checker itself failed: say so, and score nothing
+        return CheckResult(
+            exercise.answer_name,
+            False,
+            f"✗ the check could not run ({type(error).__name__}: {error}); tell the instructor",
+        )
 
 
 def grade_notebook(
@@ -185,14 +184,15 @@ def grade_notebook(
         str(orders_read),
         str(reports_write),
     ]
-    log = open(scratch.parent / f"{scratch.name}.log", "wb")  # noqa: SIM115 -- closed below
+    log_path = scratch.parent / f"{scratch.name}.log"
+    log = log_path.open("wb")  # what the run wrote outside its cells (a crash's traceback)
     process = subprocess.Popen(
-        sandbox.command(scratch, inner),
+        limits.command(sandbox.command(scratch, inner)),
         pass_fds=(orders_read, reports_write),
         stdin=subprocess.DEVNULL,
         stdout=log,
         stderr=subprocess.STDOUT,
-        preexec_fn=limits.apply,
+        start_new_session=True,  # its own process group, which _stop kills as one
     )
     os.close(orders_read)
     os.close(reports_write)
@@ -236,12 +236,15 @@ def grade_notebook(
         _stop(process)
         to_run.close()
         log.close()
+    why = problem or "the notebook's run ended without reaching this check"
     exercises = [
         grades.get(e.exercise_id)
-        or ExerciseGrade(e.exercise_id, 0.0, e.points, f"✗ not checked: {problem}")
+        or ExerciseGrade(e.exercise_id, 0.0, e.points, f"✗ not checked: {why}")
         for e in plan.exercises
     ]
-    return NotebookGrade(plan.name, exercises, outputs, time.monotonic() - start, problem)
+    tail = log_path.read_bytes()[-2000:].decode("utf-8", errors="replace") if problem else ""
+    seconds = time.monotonic() - start
+    return NotebookGrade(plan.name, exercises, outputs, seconds, problem, tail)
 
 
 def _outputs(done: Any) -> dict[int, list[dict[str, Any]]]:

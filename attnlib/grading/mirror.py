@@ -24,6 +24,8 @@ from typing import Any
 import torch
 from torch import nn
 
+from attnlib.checks._outcomes import tensor_changed
+
 # Objects whose plain attributes are mirrored back: the checkers' own helpers (spies, toy
 # models). Others' objects (torch's, the learner's) are walked only for their tensors.
 _MIRRORED_MODULES = ("attnlib.checks",)
@@ -129,14 +131,6 @@ def snapshot(part: object) -> object:
     return {k: v for k, v in vars(part).items() if _is_data(v)}
 
 
-def _same_tensor(a: torch.Tensor, b: torch.Tensor) -> bool:
-    if a.shape != b.shape or a.dtype != b.dtype:
-        return False
-    if a.is_floating_point():
-        return bool(((a == b) | (a.isnan() & b.isnan())).all())
-    return bool((a == b).all())
-
-
 def changes(found: list[object], before: list[object]) -> list[list[Any]]:
     """[index, what it holds now] for each part the call changed: for a tensor its values (or
     None when unchanged), ``requires_grad`` and ``.grad``; for a list its items; for an object
@@ -145,7 +139,7 @@ def changes(found: list[object], before: list[object]) -> list[list[Any]]:
     for index, (part, was) in enumerate(zip(found, before, strict=True)):
         if isinstance(part, torch.Tensor):
             values, requires_grad, grad = was  # type: ignore[misc]
-            same = _same_tensor(values, part.detach())
+            same = not tensor_changed(values, part.detach())
             if same and requires_grad == part.requires_grad and grad is part.grad:
                 continue
             new = None if same else part.detach().clone()

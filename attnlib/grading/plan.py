@@ -41,7 +41,8 @@ class NotebookPlan:
         return sum(e.points for e in self.exercises)
 
 
-def _nbgrader(cell: dict[str, Any]) -> dict[str, Any]:
+def nbgrader_of(cell: dict[str, Any]) -> dict[str, Any]:
+    """A cell's nbgrader metadata, or {} (whatever a submission put there)."""
     meta = cell.get("metadata")
     found = meta.get("nbgrader") if isinstance(meta, dict) else None
     return found if isinstance(found, dict) else {}
@@ -81,7 +82,7 @@ def plan_of(course_notebook: Path) -> NotebookPlan:
     notebook = json.loads(course_notebook.read_text(encoding="utf-8"))
     exercises = []
     for cell in notebook["cells"]:
-        meta = _nbgrader(cell)
+        meta = nbgrader_of(cell)
         if not (meta.get("grade") and meta.get("points")):
             continue
         check_id = str(meta["grade_id"])
@@ -114,7 +115,7 @@ def code_cells(notebook: dict[str, Any]) -> list[tuple[int, str, str]]:
     found = []
     for index, cell in enumerate(notebook["cells"]):
         if isinstance(cell, dict) and cell.get("cell_type") == "code":
-            found.append((index, _source(cell), str(_nbgrader(cell).get("grade_id", ""))))
+            found.append((index, _source(cell), str(nbgrader_of(cell).get("grade_id", ""))))
     return found
 
 

@@ -19,14 +19,16 @@ class WireError(ValueError):
     """A message that is not what the wire format allows (too big, too deep, malformed)."""
 
 
-def _text(value: Any) -> str:
+def expect_text(value: Any) -> str:
+    """``value`` if it is a str; a :class:`WireError` otherwise."""
     if not isinstance(value, str):
         raise WireError(f"expected a string, got {type(value).__name__}")
     return value
 
 
-def _type_name(value: Any) -> str:
-    name = _text(value)
+def expect_type_name(value: Any) -> str:
+    """``value`` if it is a str that can name a type; a :class:`WireError` otherwise."""
+    name = expect_text(value)
     if not name.isidentifier() or len(name) > 100:
         raise WireError(f"not a type's name: {name[:50]!r}")
     return name
@@ -44,12 +46,13 @@ def encode_error(error: BaseException) -> dict[str, str]:
 def decode_error(body: Any) -> Exception:
     """The error as an exception of its own type when that is Python's or torch's, else of a
     new type with its name (no code of the answer's comes along)."""
-    fields = body
-    qualname, module = _text(fields.get("type")), _text(fields.get("module"))
-    message = _text(fields.get("message"))
+    if not isinstance(body, dict):
+        raise WireError("an error that is not an object")
+    qualname, module = expect_text(body.get("type")), expect_text(body.get("module"))
+    message = expect_text(body.get("message"))
     kind = _known_error(module, qualname)
     if kind is None:
-        name = _type_name(qualname.rsplit(".", 1)[-1])
+        name = expect_type_name(qualname.rsplit(".", 1)[-1])
         kind = _SYNTHETIC_ERRORS.setdefault(name, type(name, (Exception,), {}))
     error = kind.__new__(kind)
     error.args = (message,)

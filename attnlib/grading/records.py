@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from attnlib.grading.course import ASSIGNMENT
+from attnlib.grading.plan import nbgrader_of, read_submission
 
 _OUTPUT_FIELDS = {
     "stream": ("name", "text"),
@@ -57,15 +58,15 @@ def feedback_notebook(
     """The submission with its graded run's outputs and the course's own check cells."""
     notebook = copy.deepcopy(submission)
     checks = {
-        cell["metadata"]["nbgrader"]["grade_id"]: cell
+        nbgrader_of(cell)["grade_id"]: cell
         for cell in course["cells"]
-        if cell.get("metadata", {}).get("nbgrader", {}).get("grade")
+        if nbgrader_of(cell).get("grade")
     }
     outputs = {int(k): v for k, v in result["outputs"].items()}
     for index, cell in enumerate(notebook.get("cells", [])):
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
             continue
-        grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+        grade_id = nbgrader_of(cell).get("grade_id")
         if grade_id in checks:  # what ran is the course's check, whatever the cell said
             cell["source"] = checks[grade_id]["source"]
             cell["metadata"] = copy.deepcopy(checks[grade_id]["metadata"])
@@ -89,10 +90,8 @@ def write_feedback(course_dir: Path, result: dict[str, Any], submission: Path) -
         (course_dir / "release" / ASSIGNMENT / result["notebook"]).read_text(encoding="utf-8")
     )
     try:
-        submitted = json.loads(submission.read_text(encoding="utf-8"))
-        if not isinstance(submitted, dict) or not isinstance(submitted.get("cells"), list):
-            raise ValueError("no cells")
-    except (ValueError, UnicodeDecodeError, RecursionError):
+        submitted = read_submission(submission)
+    except (OSError, ValueError):  # not a notebook: its feedback holds the checks alone
         submitted = {"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
     notebook = feedback_notebook(submitted, course, result)
     notebook.setdefault("nbformat", 4)
@@ -107,10 +106,12 @@ def write_gradebook(course_dir: Path, results: Iterable[dict[str, Any]]) -> None
     """Each check cell's auto_score, in nbgrader's gradebook."""
     from nbgrader.api import Gradebook, MissingEntry  # the `instructor` extra
 
-    # nbgrader's add_submission trips SQLAlchemy's autoflush warnings; the rows are all there.
-    warnings.filterwarnings("ignore", module="nbgrader.api")
-    warnings.filterwarnings("ignore", message=".*not in session.*")
-    with Gradebook(f"sqlite:///{course_dir / 'gradebook.db'}") as gradebook:
+    with (
+        warnings.catch_warnings(),
+        Gradebook(f"sqlite:///{course_dir / 'gradebook.db'}") as gradebook,
+    ):
+        # nbgrader's add_submission trips SQLAlchemy's autoflush warnings; the rows are there.
+        warnings.filterwarnings("ignore", message=".*not in session.*")
         for result in results:
             student = result["student"]
             gradebook.update_or_create_student(student)

@@ -21,7 +21,6 @@ Part of the grader of notebooks 00–12 (:mod:`attnlib.grading`).
 from __future__ import annotations
 
 import os
-import resource
 import shutil
 import sys
 from dataclasses import dataclass
@@ -38,13 +37,18 @@ class Limits:
     memory_bytes: int = 8 * 2**30  # address space: torch reserves much it never touches
     file_bytes: int = 512 * 2**20
 
-    def apply(self) -> None:
-        """Set the limits on this process (called in the child, before it execs)."""
+    def command(self, inner: list[str]) -> list[str]:
+        """``inner`` under these limits, set by util-linux's prlimit before it starts (soft and
+        hard alike: the sandboxed run cannot raise them again)."""
         cpu = int(self.wall_seconds) + 60
-        resource.setrlimit(resource.RLIMIT_AS, (self.memory_bytes, self.memory_bytes))
-        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))
-        resource.setrlimit(resource.RLIMIT_FSIZE, (self.file_bytes, self.file_bytes))
-        os.setsid()  # its own process group, which the grader kills as one
+        return [
+            "prlimit",
+            f"--as={self.memory_bytes}",
+            f"--cpu={cpu}",
+            f"--fsize={self.file_bytes}",
+            "--",
+            *inner,
+        ]
 
 
 def _software() -> list[Path]:
@@ -67,6 +71,9 @@ class Bubblewrap:
 
     def command(self, scratch: Path, inner: list[str]) -> list[str]:
         args = [self.executable, "--unshare-all", "--die-with-parent", "--new-session"]
+        # /tmp first: the course's software may itself lie under /tmp (a CI clone), and a
+        # tmpfs mounted after its binds would hide them.
+        args += ["--tmpfs", "/tmp", "--proc", "/proc", "--dev", "/dev"]
         for path in SYSTEM:
             if Path(path).exists():
                 args += ["--ro-bind", path, path]
@@ -75,7 +82,6 @@ class Bubblewrap:
         solutions = Path(attnlib.__file__).parent / "data" / "solutions.json"
         if solutions.exists():
             args += ["--ro-bind", "/dev/null", str(solutions.resolve())]
-        args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
         args += ["--bind", str(scratch), INSIDE, "--chdir", INSIDE]
         args += ["--clearenv", *_environment(INSIDE)]
         return [*args, "--", *inner]

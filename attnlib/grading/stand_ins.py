@@ -26,6 +26,12 @@ from attnlib.grading.raised import WireError, decode_error
 from attnlib.grading.wire import decode
 
 
+class RunEnded(BaseException):
+    """The sandboxed run stopped answering properly: it ended, ran out of time, or sent what
+    the grader cannot read. A BaseException, so that no checker takes it for an error the
+    learner's answer raised (checkers catch those as ``Exception``)."""
+
+
 class Channel(Protocol):
     """Sends one request to the sandbox and returns its reply."""
 
@@ -42,14 +48,26 @@ def _signature(parameters: list[list[Any]] | None) -> inspect.Signature | None:
         return None
     made = []
     for name, kind, has_default in parameters:
+        if kind not in range(len(_KINDS)) or not isinstance(name, str):
+            raise WireError(f"not a parameter: {name!r} of kind {kind!r}")
         default = None if has_default else inspect.Parameter.empty
-        made.append(
-            inspect.Parameter(str(name), inspect._ParameterKind(int(kind)), default=default)
-        )
+        made.append(inspect.Parameter(name, _KINDS[kind], default=default))
     try:
         return inspect.Signature(made)
     except ValueError as error:
         raise WireError(f"an impossible signature: {error}") from error
+
+
+# inspect's parameter kinds, by the number that inspect gives each.
+_KINDS = sorted(
+    [
+        inspect.Parameter.POSITIONAL_ONLY,
+        inspect.Parameter.POSITIONAL_OR_KEYWORD,
+        inspect.Parameter.VAR_POSITIONAL,
+        inspect.Parameter.KEYWORD_ONLY,
+        inspect.Parameter.VAR_KEYWORD,
+    ]
+)
 
 
 class StandInFunction:
@@ -75,6 +93,22 @@ class StandInFunction:
         pickled = base64.b64encode(cloudpickle.dumps((args, kwargs, grads))).decode()
         forbidden = [w.forbidden.by_path() for w in watches]
         reply = self._channel.request({"call": {"pickled": pickled, "forbidden": forbidden}})
+        try:
+            error, value = self._outcome(reply, found, watches)
+        except Exception as broken:  # a reply this side cannot use: the run is at fault
+            raise RunEnded(
+                f"the notebook's run sent a reply the check cannot use ({broken})"
+            ) from None
+        if error is not None:
+            raise error
+        return value
+
+    @staticmethod
+    def _outcome(
+        reply: dict[str, Any], found: list[object], watches: list[Any]
+    ) -> tuple[BaseException | None, Any]:
+        """(the error to raise, or None; the value) that ``reply`` reports, after the caller's
+        arguments and watches are made to match what the call did in the sandbox."""
         changed = decode(reply.get("changed", {"list": []}))
         if not isinstance(changed, list):
             raise WireError("a reply whose changes are not a list")
@@ -83,12 +117,12 @@ class StandInFunction:
             known = set(watch.forbidden.python.values()) | set(watch.forbidden.torch.values())
             watch.seen.extend(label for label in seen if label in known)
         if "not_implemented" in reply:
-            raise NotImplementedError(str(reply["not_implemented"]))
+            return NotImplementedError(str(reply["not_implemented"])), None
         if "error" in reply:
-            raise decode_error(reply["error"])
+            return decode_error(reply["error"]), None
         if "value" not in reply:
             raise WireError("a reply with neither a value nor an error")
-        return decode(reply["value"])
+        return None, decode(reply["value"])
 
 
 def stand_in(channel: Channel, description: dict[str, Any]) -> Any:

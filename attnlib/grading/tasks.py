@@ -75,16 +75,41 @@ def run_all(
             index = {future.key: i for i, future in enumerate(futures)}
             results: list[dict[str, Any] | None] = [None] * len(tasks)
             for future in as_completed(futures):
-                results[index[future.key]] = future.result()
+                position = index[future.key]
+                try:
+                    results[position] = future.result()
+                except Exception as error:  # a bug of the grader's: this notebook only, said
+                    results[position] = failed_task(tasks[position], f"{error}")
                 if progress:
-                    progress(results[index[future.key]])  # type: ignore[arg-type]
+                    progress(results[position])  # type: ignore[arg-type]
             return [r for r in results if r is not None]
-    count = workers or len(os.sched_getaffinity(0))
+    count = workers or os.cpu_count() or 1
     # Fresh interpreters: each worker imports the checkers itself, before any grading.
     with ProcessPoolExecutor(max_workers=count, mp_context=get_context("spawn")) as pool:
+        futures = [pool.submit(run_task, task) for task in tasks]
         done = []
-        for result in pool.map(run_task, tasks):
+        for task, future in zip(tasks, futures, strict=True):
+            try:
+                result = future.result()
+            except Exception as error:  # a bug of the grader's: this notebook only, said
+                result = failed_task(task, f"{type(error).__name__}: {error}")
             if progress:
                 progress(result)
             done.append(result)
         return done
+
+
+def failed_task(task: Task, why: str) -> dict[str, Any]:
+    """The result of a task the grader could not run: every exercise 0, with why."""
+    from attnlib.grading.judge import ExerciseGrade, NotebookGrade
+    from attnlib.grading.plan import plan_of
+
+    with tempfile.TemporaryDirectory() as tmp:
+        course = Path(tmp) / task.notebook
+        course.write_bytes(task.course_notebook)
+        plan = plan_of(course)
+    report = f"✗ not graded: the grader failed ({why})"
+    exercises = [ExerciseGrade(e.exercise_id, 0.0, e.points, report) for e in plan.exercises]
+    result = dataclasses.asdict(NotebookGrade(task.notebook, exercises, problem=report))
+    result["student"] = task.student
+    return result

@@ -23,7 +23,13 @@ from typing import Any
 import numpy as np
 import torch
 
-from attnlib.grading.raised import WireError, decode_error, encode_error
+from attnlib.grading.raised import (
+    WireError,
+    decode_error,
+    encode_error,
+    expect_text,
+    expect_type_name,
+)
 
 MAX_DEPTH = 64
 
@@ -39,34 +45,17 @@ class Opaque:
         return self.shown
 
 
-_OPAQUE_TYPES: dict[str, type] = {}
+_NAMED: dict[tuple[type, str], type] = {}
 
 
-def _opaque_type(name: str) -> type:
-    if name not in _OPAQUE_TYPES:
-        _OPAQUE_TYPES[name] = type(name, (Opaque,), {})
-    return _OPAQUE_TYPES[name]
-
-
-_STRUCTSEQS: dict[str, type] = {}
-
-
-def _structseq_type(name: str) -> type:
-    """A tuple named as torch's result was (``max``: values and indices)."""
-    if name not in _STRUCTSEQS:
-        _STRUCTSEQS[name] = type(name, (tuple,), {})
-    return _STRUCTSEQS[name]
-
-
-_TENSOR_SUBCLASSES: dict[str, type] = {}
-
-
-def _tensor_type(name: str) -> type:
-    """A plain subclass of torch.Tensor named as the answer's was: the check then refuses it by
-    its type, as it refuses the original, and no code of the answer's class came along."""
-    if name not in _TENSOR_SUBCLASSES:
-        _TENSOR_SUBCLASSES[name] = type(name, (torch.Tensor,), {})
-    return _TENSOR_SUBCLASSES[name]
+def _named(base: type, name: str) -> type:
+    """A class of this process's own, derived from ``base`` and named as the sandbox's value's
+    type was: an :class:`Opaque`, a tuple like torch's ``max`` result, or a plain subclass of
+    torch.Tensor (which a check refuses by its type, as it refuses the original). No code of
+    the answer's class comes along."""
+    if (base, name) not in _NAMED:
+        _NAMED[base, name] = type(name, (base,), {})
+    return _NAMED[base, name]
 
 
 def _short_repr(value: object) -> str:
@@ -155,8 +144,20 @@ def _encode_ndarray(array: np.ndarray) -> dict[str, Any]:
 # -- decoding: data back to values, trusting nothing -------------------------------------------
 
 
-def decode(data: Any, depth: int = 0) -> Any:
-    """The value ``encode`` made; a :class:`WireError` for anything it could not have made."""
+def decode(data: Any) -> Any:
+    """The value ``encode`` made; a :class:`WireError`, and no other error, for anything it
+    could not have made."""
+    try:
+        return _decode(data, 0)
+    except WireError:
+        raise
+    except Exception as error:  # torch's or numpy's complaint about malformed data
+        raise WireError(
+            f"a value that cannot be rebuilt: {type(error).__name__}: {error}"
+        ) from None
+
+
+def _decode(data: Any, depth: int) -> Any:
     if depth > MAX_DEPTH:
         raise WireError("a value nested too deeply")
     if data is None or isinstance(data, (bool, str)):
@@ -167,7 +168,7 @@ def decode(data: Any, depth: int = 0) -> Any:
         raise WireError(f"not a value on the wire: {type(data).__name__}")
     ((kind, body),) = data.items()
     if kind == "float":
-        return float.fromhex(_str(body))
+        return float.fromhex(expect_text(body))
     if kind == "tensor":
         return _decode_tensor(body)
     if kind == "dtype":
@@ -175,7 +176,7 @@ def decode(data: Any, depth: int = 0) -> Any:
     if kind == "size":
         return torch.Size([_int(n) for n in _list(body)])
     if kind == "device":
-        return torch.device(_str(body))
+        return torch.device(expect_text(body))
     if kind == "generator":
         generator = torch.Generator()
         generator.set_state(_uint8(body))
@@ -185,41 +186,37 @@ def decode(data: Any, depth: int = 0) -> Any:
     if kind == "npscalar":
         return _decode_ndarray(body)[()]
     if kind == "tuple":
-        return tuple(decode(v, depth + 1) for v in _list(body))
+        return tuple(_decode(v, depth + 1) for v in _list(body))
     if kind == "list":
-        return [decode(v, depth + 1) for v in _list(body)]
+        return [_decode(v, depth + 1) for v in _list(body)]
     if kind == "structseq":
         fields = _dict(body)
-        items = tuple(decode(v, depth + 1) for v in _list(fields.get("items")))
-        return _structseq_type(_name(fields.get("type")))(items)
+        items = tuple(_decode(v, depth + 1) for v in _list(fields.get("items")))
+        return _named(tuple, expect_type_name(fields.get("type")))(items)
     if kind == "dict":
         pairs = [_list(pair) for pair in _list(body)]
         if any(len(pair) != 2 for pair in pairs):
             raise WireError("a dict entry is not a (key, value) pair")
         decoded = {}
         for key, value in pairs:
-            decoded_key = decode(key, depth + 1)
+            decoded_key = _decode(key, depth + 1)
             try:
                 hash(decoded_key)
             except TypeError as error:
                 raise WireError("a dict key that cannot be hashed") from error
-            decoded[decoded_key] = decode(value, depth + 1)
+            decoded[decoded_key] = _decode(value, depth + 1)
         return decoded
     if kind == "slice":
-        start, stop, step = (decode(v, depth + 1) for v in _list(body))
+        start, stop, step = (_decode(v, depth + 1) for v in _list(body))
         return slice(start, stop, step)
     if kind == "error":
         return decode_error(_dict(body))
     if kind == "opaque":
         fields = _dict(body)
-        return _opaque_type(_name(fields.get("type")))(_str(fields.get("shown")))
+        return _named(Opaque, expect_type_name(fields.get("type")))(
+            expect_text(fields.get("shown"))
+        )
     raise WireError(f"unknown kind of value: {kind!r}")
-
-
-def _str(value: Any) -> str:
-    if not isinstance(value, str):
-        raise WireError(f"expected a string, got {type(value).__name__}")
-    return value
 
 
 def _int(value: Any) -> int:
@@ -240,22 +237,15 @@ def _dict(value: Any) -> dict[str, Any]:
     return value
 
 
-def _name(value: Any) -> str:
-    name = _str(value)
-    if not name.isidentifier() or len(name) > 100:
-        raise WireError(f"not a type's name: {name[:50]!r}")
-    return name
-
-
 def _dtype(name: Any) -> torch.dtype:
-    found = getattr(torch, _name(name), None)
+    found = getattr(torch, expect_type_name(name), None)
     if not isinstance(found, torch.dtype):
         raise WireError(f"not a torch dtype: {name!r}")
     return found
 
 
 def _uint8(data: Any) -> torch.Tensor:
-    raw = base64.b64decode(_str(data), validate=True)
+    raw = base64.b64decode(expect_text(data), validate=True)
     return torch.frombuffer(bytearray(raw), dtype=torch.uint8) if raw else torch.empty(0)
 
 
@@ -265,7 +255,7 @@ def _decode_tensor(body: Any) -> torch.Tensor:
     shape = [_int(n) for n in _list(fields.get("shape"))]
     if any(n < 0 for n in shape):
         raise WireError("a negative size in a tensor's shape")
-    raw = base64.b64decode(_str(fields.get("data")), validate=True)
+    raw = base64.b64decode(expect_text(fields.get("data")), validate=True)
     count = math.prod(shape)
     itemsize = torch.empty((), dtype=dtype).element_size()
     if len(raw) != count * itemsize:
@@ -274,23 +264,23 @@ def _decode_tensor(body: Any) -> torch.Tensor:
         tensor = torch.empty(shape, dtype=dtype)
     else:
         tensor = torch.frombuffer(bytearray(raw), dtype=torch.uint8).view(dtype).reshape(shape)
-    kind = _name(fields.get("type"))
+    kind = expect_type_name(fields.get("type"))
     if kind == "Parameter":
         return torch.nn.Parameter(tensor, requires_grad=bool(fields.get("requires_grad")))
     if fields.get("requires_grad") is True and (tensor.is_floating_point() or tensor.is_complex()):
         tensor.requires_grad_(True)
     if kind != "Tensor":
-        return tensor.as_subclass(_tensor_type(kind))
+        return tensor.as_subclass(_named(torch.Tensor, kind))
     return tensor
 
 
 def _decode_ndarray(body: Any) -> np.ndarray:
     fields = _dict(body)
-    dtype = np.dtype(_str(fields.get("dtype")))
+    dtype = np.dtype(expect_text(fields.get("dtype")))
     if dtype.kind not in "biufc":
         raise WireError(f"not a numeric numpy dtype: {dtype}")
     shape = tuple(_int(n) for n in _list(fields.get("shape")))
-    raw = base64.b64decode(_str(fields.get("data")), validate=True)
+    raw = base64.b64decode(expect_text(fields.get("data")), validate=True)
     if len(raw) != math.prod(shape) * dtype.itemsize:
         raise WireError("a numpy array whose bytes do not fit its shape")
     return np.frombuffer(raw, dtype=dtype).reshape(shape).copy()
