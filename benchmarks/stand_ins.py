@@ -1,0 +1,67 @@
+"""Whether a checker says the same of an answer across the grading sandbox's wall.
+
+`python -m benchmarks.stand_ins [NN …]` runs each checker twice on every function answer of
+the three mistake corpora (`benchmarks/mistake_corpus`): once on the answer itself, as in a
+notebook, and once on a stand-in (`attnlib.grading.stand_ins`) whose calls go through the
+grader's wire format to `attnlib.grading.answering`, as when grading, in this one process.
+It prints how many reports are identical, word for word and pass for fail. Answers that are
+classes (not yet graded across the wall) and the optional 10 Ex 6 are counted apart.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import warnings
+from typing import Any
+
+from attnlib.grading.answering import answer_request, describe
+from attnlib.grading.stand_ins import stand_in
+from benchmarks.mistake_corpus.corpus import Entry, checker_for, entries, notebooks
+
+NOT_ACROSS = {"ex6_my_generate_cached"}  # optional: no points, so not graded
+
+
+class Loopback:
+    """A channel to an answer in this process, through JSON as the wire carries it."""
+
+    def __init__(self, answer: Any) -> None:
+        self.answer = answer
+
+    def request(self, message: dict[str, Any]) -> dict[str, Any]:
+        sent = json.loads(json.dumps(message["call"]))
+        return json.loads(json.dumps(answer_request(self.answer, sent)))
+
+
+def across_the_wall(answer: Any) -> Any:
+    return stand_in(Loopback(answer), json.loads(json.dumps(describe(answer))))
+
+
+def same_report(entry: Entry) -> bool:
+    checker = checker_for(entry.exercise_id)
+    direct = checker(entry.answer, *entry.extra_args)
+    remote = checker(across_the_wall(entry.answer), *entry.extra_args)
+    return str(direct) == str(remote) and direct.passed == remote.passed
+
+
+def main(numbers: list[str]) -> None:
+    warnings.simplefilter("ignore", UserWarning)  # learners' answers trip torch's warnings
+    same, differ, apart = 0, [], 0
+    for notebook in numbers or notebooks():
+        for entry in entries(notebook):
+            if isinstance(entry.answer, type) or entry.exercise_id in NOT_ACROSS:
+                apart += 1
+            elif same_report(entry):
+                same += 1
+            else:
+                differ.append(f"{entry.exercise_id}: {entry.what}")
+    print(
+        f"identical reports: {same} of {same + len(differ)} function answers; "
+        f"{apart} answers not graded across the wall yet (classes, optional 10 Ex 6)"
+    )
+    for line in differ:
+        print(f"  differs: {line}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
