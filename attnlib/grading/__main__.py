@@ -54,6 +54,7 @@ def _autograde(args: argparse.Namespace) -> int:
                 notebook.read_bytes(),
                 sandbox="none" if args.no_sandbox else "bubblewrap",
                 wall_seconds=args.time_limit,
+                whole=args.whole,
             )
         )
     start = time.monotonic()
@@ -94,6 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     grade.add_argument("--scheduler", default=None, help="a Dask scheduler's address")
     grade.add_argument("--student", action="append", default=[], help="only these students")
     grade.add_argument("--time-limit", type=float, default=900.0, help="s per notebook")
+    grade.add_argument("--whole", action="store_true", help="run every cell (training cells too)")
     grade.add_argument(
         "--no-sandbox", action="store_true", help="inside a container that is the wall"
     )

@@ -21,7 +21,11 @@ import pickle
 from contextlib import ExitStack
 from typing import Any
 
+import torch
+from torch import nn
+
 from attnlib.checks._calls import CallWatch, Forbidden
+from attnlib.grading import built_modules
 from attnlib.grading.mirror import changes, parts, set_grads, snapshot
 from attnlib.grading.raised import encode_error
 from attnlib.grading.wire import encode
@@ -30,18 +34,8 @@ from attnlib.grading.wire import encode
 def describe(answer: object) -> dict[str, Any]:
     """What the checker may ask of the answer without calling it: its kind, name, docstring and
     parameters."""
-    parameters = None
-    if callable(answer):
-        try:
-            signature = inspect.signature(answer)
-        except (TypeError, ValueError):  # a builtin without a signature
-            signature = None
-        if signature is not None:
-            parameters = [
-                [p.name, int(p.kind), p.default is not inspect.Parameter.empty]
-                for p in signature.parameters.values()
-            ]
-    return {
+    parameters = built_modules.parameters_of(answer) if callable(answer) else None
+    described: dict[str, Any] = {
         "type": type(answer).__name__,
         "is_class": isinstance(answer, type),
         "callable": callable(answer),
@@ -49,6 +43,20 @@ def describe(answer: object) -> dict[str, Any]:
         "doc": inspect.getdoc(answer) or "",
         "parameters": parameters,
     }
+    if isinstance(answer, type):
+        is_module = issubclass(answer, nn.Module)
+        described |= {
+            "own_doc": built_modules.own_doc(answer),
+            "module": is_module,
+            "base": built_modules.known_base(answer) if is_module else None,
+            "forward": built_modules.forward_parameters(answer) if is_module else None,
+        }
+    return described
+
+
+# The modules the answer (a class) built for the grader, by handle: the grader's copies of
+# them call them here.
+_BUILT: list[built_modules.Built] = []
 
 
 def _sent(value: object) -> object:
@@ -61,24 +69,44 @@ def _sent(value: object) -> object:
 
 def answer_request(answer: Any, request: dict[str, Any]) -> dict[str, Any]:
     """Call ``answer`` with the request's arguments; the reply says what came of it."""
-    args, kwargs, grads = pickle.loads(base64.b64decode(request["pickled"]))  # from the grader
+    # One pickle from the grader, which the sandbox trusts.
+    args, kwargs, grads, step, rng = pickle.loads(base64.b64decode(request["pickled"]))
     forbidden = [Forbidden.from_paths(paths) for paths in request["forbidden"]]
+    target, built, kept = answer, None, {}
+    if "on" in request:  # a module the answer built: first make it what the grader's copy is
+        handle, index = request["on"]
+        built = _BUILT[handle]
+        built_modules.bring_in_step(built, step)
+        target, kept = built.modules[index], built_modules.versions(built)
+    elif "class_of" in request:  # the class of one of those modules, to build another
+        handle, index = request["class_of"]
+        target = type(_BUILT[handle].modules[index])
     found = parts((args, kwargs))
     set_grads(found, grads)
     before = [snapshot(part) for part in found]
     watches = [CallWatch(f) for f in forbidden]
     reply: dict[str, Any] = {}
+    torch.random.set_rng_state(rng)  # the grader's: the call draws what it would draw there
     with ExitStack() as stack:
         for watch in watches:
             stack.enter_context(watch)
         try:
-            value = answer(*args, **kwargs)
+            with torch.set_grad_enabled(bool(request.get("grad", True))):
+                value = target(*args, **kwargs)
         except NotImplementedError as error:
             reply["not_implemented"] = str(error)
         except BaseException as error:  # the learner's bug (or exit), reported as theirs
             reply["error"] = encode_error(error)
         else:
-            reply["value"] = _sent(value)
+            if request.get("build") and isinstance(value, nn.Module):
+                made, description = built_modules.describe(value)
+                _BUILT.append(made)
+                reply["built"] = {"handle": len(_BUILT) - 1, "description": _sent(description)}
+            else:
+                reply["value"] = _sent(value)
     reply["changed"] = _sent(changes(found, before))
+    reply["rng"] = _sent(torch.random.get_rng_state())
+    if built is not None:
+        reply["modules"] = _sent(built_modules.changed_since(built, kept))
     reply["seen"] = [list(watch.seen) for watch in watches]
     return reply

@@ -16,6 +16,7 @@ Part of the grader of notebooks 00–12 (:mod:`attnlib.grading`).
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import queue
 import shutil
@@ -30,7 +31,9 @@ from typing import Any
 
 from attnlib import checks
 from attnlib.checks._framework import CheckResult
+from attnlib.grading.across import RunEnded
 from attnlib.grading.frames import read_frame, write_frame
+from attnlib.grading.leave_out import cells_to_leave_out
 from attnlib.grading.plan import (
     GradedExercise,
     NotebookPlan,
@@ -40,7 +43,7 @@ from attnlib.grading.plan import (
 )
 from attnlib.grading.raised import WireError
 from attnlib.grading.sandbox import Bubblewrap, Limits, NoSandbox
-from attnlib.grading.stand_ins import RunEnded, stand_in
+from attnlib.grading.stand_ins import stand_in
 
 
 @dataclass(frozen=True)
@@ -153,8 +156,12 @@ def grade_notebook(
     *,
     sandbox: Bubblewrap | NoSandbox | None = None,
     limits: Limits | None = None,
+    whole: bool = False,
 ) -> NotebookGrade:
-    """Grade ``submission`` against ``course_notebook``, with ``scratch`` as its working copy."""
+    """Grade ``submission`` against ``course_notebook``, with ``scratch`` as its working copy.
+
+    The run leaves out the cells that nothing graded needs (:mod:`attnlib.grading.leave_out`)
+    unless ``whole``."""
     sandbox = sandbox or Bubblewrap()
     limits = limits or Limits()
     plan = plan_of(course_notebook)
@@ -166,6 +173,9 @@ def grade_notebook(
     scratch.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(submission, scratch / "submission.ipynb")
     positions = check_positions(plan, notebook)
+    course = json.loads(course_notebook.read_text(encoding="utf-8"))
+    checked = {p for p in positions.values() if p is not None}
+    left_out = [] if whole else cells_to_leave_out(course, notebook, checked)
     by_cell: dict[str, list[tuple[str, str]]] = {}
     at_end = []
     for exercise in plan.exercises:
@@ -210,6 +220,7 @@ def grade_notebook(
                     "notebook": f"{sandbox.where(scratch)}/submission.ipynb",
                     "checks": by_cell,
                     "at_end": at_end,
+                    "skip": left_out,
                 }
             }
         )

@@ -31,6 +31,7 @@ class Task:
     submission: bytes
     sandbox: str = "bubblewrap"  # or "none", inside a container that is the wall
     wall_seconds: float = 900.0
+    whole: bool = False  # run every cell, even those nothing graded needs
 
 
 def run_task(task: Task) -> dict[str, Any]:
@@ -52,6 +53,7 @@ def run_task(task: Task) -> dict[str, Any]:
             folder / "scratch",
             sandbox=sandbox,
             limits=Limits(wall_seconds=task.wall_seconds),
+            whole=task.whole,
         )
     result = dataclasses.asdict(grade)
     result["student"] = task.student

@@ -102,11 +102,14 @@ class LayerExercise:
     what_passed: str
 
 
-def seeded(layer: nn.Module) -> nn.Module:
-    """The reference layer in float64, its LayerNorms given distinct random γ and β (with
-    PyTorch's γ = 1, β = 0 two norms are one function), its dropout the fixed pattern."""
-    torch.manual_seed(8)
-    layer = layer.to(torch.float64)
+def seeded(make: Callable[[], nn.Module]) -> nn.Module:
+    """The reference layer ``make()`` builds, in float64, its LayerNorms given distinct random γ
+    and β (with PyTorch's γ = 1, β = 0 two norms are one function), its dropout the fixed
+    pattern. Its weights are the same on every check, and the notebook's random numbers stay
+    its own."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(8)
+        layer = make().to(torch.float64)
     g = fixed_generator()
     with torch.no_grad():
         for module in layer.modules():

@@ -271,7 +271,7 @@ def _decoder_problem(layer: nn.Module) -> tuple[str, Mistake | None] | None:
 
 
 def _spec() -> LayerExercise:
-    reference = seeded(attnlib.DecoderLayer(D_MODEL, NUM_HEADS, D_FF, norm_first=False))
+    reference = seeded(lambda: attnlib.DecoderLayer(D_MODEL, NUM_HEADS, D_FF, norm_first=False))
     return LayerExercise(
         exercise=DECODER_LAYER,
         reference=reference,

@@ -231,7 +231,7 @@ def _padding_problem(layer: nn.Module) -> tuple[str, Mistake] | None:
 
 
 def _spec() -> LayerExercise:
-    reference = seeded(attnlib.EncoderLayer(D_MODEL, NUM_HEADS, D_FF, norm_first=False))
+    reference = seeded(lambda: attnlib.EncoderLayer(D_MODEL, NUM_HEADS, D_FF, norm_first=False))
     return LayerExercise(
         exercise=ENCODER_LAYER,
         reference=reference,
