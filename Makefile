@@ -16,7 +16,7 @@ LEARNER_NOTEBOOKS := $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
 # which `make portability` checks), so the notebooks use every core.
 export PYTHONHASHSEED := 0
 
-.PHONY: setup instructor browser-deps grading-deps course-dir autograde lab lab-instructors editions test lint unit nbval portability pip-path grading browser screenshots notebooks figures bench claims student format clean
+.PHONY: setup instructor browser-deps grading-deps grading-image course-dir autograde lab lab-instructors editions test lint unit nbval portability pip-path grading browser screenshots notebooks figures bench claims student format clean
 
 # requirements.txt is the whole set-up (attnlib itself included), the same one a learner
 # without make runs by hand: `python -m venv .venv && .venv/bin/pip install -r requirements.txt`.
@@ -112,11 +112,20 @@ course-dir: instructor
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m attnlib.grading course-dir "$(DIR)"
 
 # Grade every submission of a course directory: each notebook in its own sandbox, on every
-# core (WORKERS=n to choose), or on a Dask cluster (SCHEDULER=tcp://host:8786).
-autograde: instructor grading-deps
+# core (WORKERS=n to choose), or on a Dask cluster (SCHEDULER=tcp://host:8786). The sandbox
+# is bubblewrap; SANDBOX=docker uses a container per notebook (macOS, Windows: `make
+# grading-image` first).
+SANDBOX ?= bubblewrap
+autograde: instructor $(if $(filter bubblewrap,$(SANDBOX)),grading-deps)
 	@test -n "$(COURSE)" || { echo "usage: make autograde COURSE=/path/to/course-dir"; exit 2; }
-	HF_HUB_OFFLINE=1 $(BIN)/python -m attnlib.grading autograde "$(COURSE)" \
+	HF_HUB_OFFLINE=1 $(BIN)/python -m attnlib.grading autograde "$(COURSE)" --sandbox $(SANDBOX) \
 		$(if $(WORKERS),--workers $(WORKERS)) $(if $(SCHEDULER),--scheduler $(SCHEDULER))
+
+# The image of the container sandbox (instructors/grading/Dockerfile), built with the Python
+# that the grader itself runs.
+grading-image: setup
+	docker build -f instructors/grading/Dockerfile -t attnlib-grader \
+		--build-arg PYTHON=$$($(BIN)/python -c 'import sys; print("%d.%d" % sys.version_info[:2])') .
 
 # Debian's chromium for the browser test (Playwright's own browser download is not used).
 CHROMIUM ?= /usr/bin/chromium

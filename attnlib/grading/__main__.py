@@ -2,7 +2,8 @@
 
     python -m attnlib.grading course-dir DIR [--answer-key instructors/notebooks]
     python -m attnlib.grading autograde DIR [--workers N | --scheduler ADDRESS]
-                                            [--student NAME …] [--no-sandbox]
+                                            [--student NAME …] [--whole]
+                                            [--sandbox bubblewrap | docker[:IMAGE] | none]
 
 ``make course-dir DIR=…`` and ``make autograde COURSE=…`` run these from the checkout.
 """
@@ -25,16 +26,19 @@ from attnlib.grading.course import (
 
 def _autograde(args: argparse.Namespace) -> int:
     from attnlib.grading.records import write_csv, write_feedback, write_gradebook
-    from attnlib.grading.sandbox import Bubblewrap
+    from attnlib.grading.sandbox import named_sandbox
     from attnlib.grading.tasks import Task, run_all
 
     course: Path = args.course
     if inside_checkout(course):
         print(f"{course} is inside a git checkout: grade in a course directory outside it.")
         return 2
-    if not args.no_sandbox and not Bubblewrap().available():
-        print("bubblewrap (bwrap) is not installed: `make grading-deps`, or see the guide's")
-        print("'Grading security' for the container route.")
+    if not named_sandbox(args.sandbox).available():
+        if args.sandbox == "bubblewrap":
+            print("bubblewrap (bwrap) is not installed: `make grading-deps`, or see the guide's")
+            print("'Grading security' for the container route (--sandbox docker).")
+        else:
+            print(f"no {args.sandbox}: is Docker running, and the image built (the guide)?")
         return 2
     found = [(s, nb) for s, nb in submissions(course) if not args.student or s in args.student]
     if not found:
@@ -52,7 +56,7 @@ def _autograde(args: argparse.Namespace) -> int:
                 notebook.name,
                 course_notebook.read_bytes(),
                 notebook.read_bytes(),
-                sandbox="none" if args.no_sandbox else "bubblewrap",
+                sandbox=args.sandbox,
                 wall_seconds=args.time_limit,
                 whole=args.whole,
             )
@@ -97,7 +101,10 @@ def main(argv: list[str] | None = None) -> int:
     grade.add_argument("--time-limit", type=float, default=900.0, help="s per notebook")
     grade.add_argument("--whole", action="store_true", help="run every cell (training cells too)")
     grade.add_argument(
-        "--no-sandbox", action="store_true", help="inside a container that is the wall"
+        "--sandbox",
+        default="bubblewrap",
+        help="bubblewrap (Linux), docker[:IMAGE] (a container per notebook), or none "
+        "(only where the machine itself is thrown away)",
     )
     args = parser.parse_args(argv)
     if args.command == "course-dir":

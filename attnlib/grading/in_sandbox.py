@@ -67,8 +67,12 @@ def main(in_fd: int, out_fd: int) -> None:
     from attnlib.grading.frames import read_frame, write_frame
     from attnlib.grading.plan import code_cells, read_submission
 
-    orders_in: IO[bytes] = os.fdopen(in_fd, "rb", buffering=0)
-    reports_out: IO[bytes] = os.fdopen(out_fd, "wb", buffering=0)
+    # Private copies of the two descriptors: when they are standard input and output (in a
+    # container), what the notebook's code writes to fd 1 goes to stderr, not into a frame.
+    orders_in: IO[bytes] = os.fdopen(os.dup(in_fd), "rb", buffering=0)
+    reports_out: IO[bytes] = os.fdopen(os.dup(out_fd), "wb", buffering=0)
+    os.dup2(os.open(os.devnull, os.O_RDONLY), in_fd)
+    os.dup2(2, out_fd)
     orders = read_frame(orders_in)
     assert orders is not None and "run" in orders
     run = orders["run"]

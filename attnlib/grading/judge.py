@@ -22,7 +22,6 @@ import queue
 import shutil
 import signal
 import subprocess
-import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -42,7 +41,7 @@ from attnlib.grading.plan import (
     read_submission,
 )
 from attnlib.grading.raised import WireError
-from attnlib.grading.sandbox import Bubblewrap, Limits, NoSandbox
+from attnlib.grading.sandbox import Bubblewrap, Docker, Limits, NoSandbox
 from attnlib.grading.stand_ins import stand_in
 
 
@@ -154,7 +153,7 @@ def grade_notebook(
     submission: Path,
     scratch: Path,
     *,
-    sandbox: Bubblewrap | NoSandbox | None = None,
+    sandbox: Bubblewrap | Docker | NoSandbox | None = None,
     limits: Limits | None = None,
     whole: bool = False,
 ) -> NotebookGrade:
@@ -187,22 +186,21 @@ def grade_notebook(
             by_cell.setdefault(str(position), []).append(pair)
     orders_read, orders_write = os.pipe()
     reports_read, reports_write = os.pipe()
-    inner = [
-        sys.executable,
-        "-m",
-        "attnlib.grading.in_sandbox",
-        str(orders_read),
-        str(reports_write),
-    ]
+    # Over two inherited pipes, or (a container) over its standard input and output.
+    fds = ("0", "1") if sandbox.over_stdio else (str(orders_read), str(reports_write))
+    inner = [sandbox.python, "-m", "attnlib.grading.in_sandbox", *fds]
+    command = sandbox.command(scratch, inner, limits)
     log_path = scratch.parent / f"{scratch.name}.log"
     log = log_path.open("wb")  # what the run wrote outside its cells (a crash's traceback)
+    if sandbox.over_stdio:
+        streams = {"stdin": orders_read, "stdout": reports_write, "stderr": log}
+    else:
+        streams = {"stdin": subprocess.DEVNULL, "stdout": log, "stderr": subprocess.STDOUT}
     process = subprocess.Popen(
-        limits.command(sandbox.command(scratch, inner)),
-        pass_fds=(orders_read, reports_write),
-        stdin=subprocess.DEVNULL,
-        stdout=log,
-        stderr=subprocess.STDOUT,
+        command,
+        pass_fds=() if sandbox.over_stdio else (orders_read, reports_write),
         start_new_session=True,  # its own process group, which _stop kills as one
+        **streams,
     )
     os.close(orders_read)
     os.close(reports_write)
@@ -244,7 +242,7 @@ def grade_notebook(
     except RunEnded as ended:
         problem = str(ended)
     finally:
-        _stop(process)
+        _stop(process, sandbox, command)
         to_run.close()
         log.close()
     why = problem or "the notebook's run ended without reaching this check"
@@ -268,8 +266,11 @@ def _outputs(done: Any) -> dict[int, list[dict[str, Any]]]:
     return found
 
 
-def _stop(process: subprocess.Popen[bytes]) -> None:
+def _stop(
+    process: subprocess.Popen[bytes], sandbox: Bubblewrap | Docker | NoSandbox, command: list[str]
+) -> None:
     if process.poll() is None:
+        sandbox.stop(command)
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)
     process.wait()

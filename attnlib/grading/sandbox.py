@@ -11,9 +11,15 @@
 - a memory limit (the address space), a CPU-time limit and a limit on the size of any file it
   writes; the grader adds a wall-clock limit and kills the whole process group at it.
 
+:class:`Docker` is the same wall for macOS and Windows hosts (and Linux without bubblewrap):
+one container per notebook, from the grading image (``instructors/grading/Dockerfile``), with
+no network, a read-only file system but for the scratch directory and a private ``/tmp``,
+no capabilities, and limits on memory, processes, CPUs and file size. The grader talks to it
+over the container's standard input and output, and kills the container at the time limit.
+
 :class:`NoSandbox` runs the same command with the limits but without the wall: for a machine
-where the wall is already the container (the Dockerfile of the instructors' guide), never for
-submissions on a shared machine.
+where the wall is already something else (a throwaway VM), never for submissions on a shared
+machine.
 
 Part of the grader of notebooks 00–12 (:mod:`attnlib.grading`).
 """
@@ -22,7 +28,9 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import sys
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -69,7 +77,10 @@ class Bubblewrap:
     def available(self) -> bool:
         return shutil.which(self.executable) is not None
 
-    def command(self, scratch: Path, inner: list[str]) -> list[str]:
+    python = sys.executable
+    over_stdio = False  # the run's frames go over two pipes it inherits
+
+    def command(self, scratch: Path, inner: list[str], limits: Limits) -> list[str]:
         args = [self.executable, "--unshare-all", "--die-with-parent", "--new-session"]
         # /tmp first: the course's software may itself lie under /tmp (a CI clone), and a
         # tmpfs mounted after its binds would hide them.
@@ -84,10 +95,13 @@ class Bubblewrap:
             args += ["--ro-bind", "/dev/null", str(solutions.resolve())]
         args += ["--bind", str(scratch), INSIDE, "--chdir", INSIDE]
         args += ["--clearenv", *_environment(INSIDE)]
-        return [*args, "--", *inner]
+        return limits.command([*args, "--", *inner])
 
     def where(self, scratch: Path) -> str:
         return INSIDE
+
+    def stop(self, command: list[str]) -> None:
+        """Nothing outlives the process group the grader kills."""
 
 
 @dataclass(frozen=True)
@@ -97,12 +111,63 @@ class NoSandbox:
     def available(self) -> bool:
         return True
 
-    def command(self, scratch: Path, inner: list[str]) -> list[str]:
+    python = sys.executable
+    over_stdio = False
+
+    def command(self, scratch: Path, inner: list[str], limits: Limits) -> list[str]:
         env = ["env", "-i", *(a for pair in _pairs(str(scratch)) for a in [f"{pair[0]}={pair[1]}"])]
-        return [*env, *inner]
+        return limits.command([*env, *inner])
 
     def where(self, scratch: Path) -> str:
         return str(scratch)
+
+    def stop(self, command: list[str]) -> None:
+        """Nothing outlives the process group the grader kills."""
+
+
+@dataclass(frozen=True)
+class Docker:
+    """A container per notebook, from the grading image (``instructors/grading/Dockerfile``):
+    the wall on macOS and Windows, where bubblewrap does not run. The image holds the course's
+    software and not its solutions; it must be built from the same checkout as the grader's."""
+
+    image: str = "attnlib-grader"
+    executable: str = "docker"
+    python = "python"  # the image's
+    over_stdio = True  # frames over the container's standard input and output
+
+    def available(self) -> bool:
+        if shutil.which(self.executable) is None:
+            return False
+        found = subprocess.run(
+            [self.executable, "image", "inspect", self.image], capture_output=True, check=False
+        )
+        return found.returncode == 0
+
+    def command(self, scratch: Path, inner: list[str], limits: Limits) -> list[str]:
+        scratch.chmod(0o777)  # the image's unprivileged user writes there
+        memory = f"{limits.memory_bytes // 2**20}m"
+        args = [self.executable, "run", "--rm", "--interactive", "--init"]
+        args += ["--name", f"attnlib-grading-{uuid.uuid4().hex[:12]}"]
+        args += ["--network", "none", "--read-only", "--tmpfs", "/tmp:rw,size=1g"]
+        args += ["--cap-drop", "ALL", "--security-opt", "no-new-privileges"]
+        args += ["--pids-limit", "256", "--cpus", "1", "--memory", memory]
+        args += ["--memory-swap", memory, "--ulimit", f"fsize={limits.file_bytes}"]
+        args += ["--volume", f"{scratch}:{INSIDE}:rw", "--workdir", INSIDE]
+        for key, value in _pairs(INSIDE):
+            if key != "PATH":  # the image's own
+                args += ["--env", f"{key}={value}"]
+        return [*args, self.image, *inner]
+
+    def where(self, scratch: Path) -> str:
+        return INSIDE
+
+    def stop(self, command: list[str]) -> None:
+        """Kill the container: stopping the ``docker run`` client leaves it running."""
+        name = command[command.index("--name") + 1]
+        subprocess.run(
+            [self.executable, "kill", name], capture_output=True, check=False, timeout=60
+        )
 
 
 def _pairs(home: str) -> list[tuple[str, str]]:
@@ -127,3 +192,16 @@ def _environment(home: str) -> list[str]:
     for key, value in _pairs(home):
         args += ["--setenv", key, value]
     return args
+
+
+def named_sandbox(name: str) -> Bubblewrap | Docker | NoSandbox:
+    """The sandbox ``--sandbox`` names: ``bubblewrap``, ``docker`` or ``docker:IMAGE``, or
+    ``none``."""
+    kind, _, image = name.partition(":")
+    if kind == "bubblewrap":
+        return Bubblewrap()
+    if kind == "docker":
+        return Docker(image) if image else Docker()
+    if kind == "none":
+        return NoSandbox()
+    raise ValueError(f"no sandbox {name!r}: bubblewrap, docker[:IMAGE] or none")

@@ -29,7 +29,8 @@ class Task:
     notebook: str  # "02_softmax_and_scaling.ipynb"
     course_notebook: bytes  # the released notebook: exercises and points
     submission: bytes
-    sandbox: str = "bubblewrap"  # or "none", inside a container that is the wall
+    sandbox: str = "bubblewrap"  # or "docker" (IMAGE after a colon: "docker:attnlib-grader")
+    # or "none", where the whole machine is the wall
     wall_seconds: float = 900.0
     whole: bool = False  # run every cell, even those nothing graded needs
 
@@ -37,9 +38,9 @@ class Task:
 def run_task(task: Task) -> dict[str, Any]:
     """Grade one task; the result as plain data (:class:`~judge.NotebookGrade`'s fields)."""
     from attnlib.grading.judge import grade_notebook
-    from attnlib.grading.sandbox import Bubblewrap, Limits, NoSandbox
+    from attnlib.grading.sandbox import Limits, named_sandbox
 
-    sandbox = NoSandbox() if task.sandbox == "none" else Bubblewrap()
+    sandbox = named_sandbox(task.sandbox)
     with tempfile.TemporaryDirectory(prefix="attnlib-grading-") as tmp:
         folder = Path(tmp)
         course = folder / "course" / task.notebook
