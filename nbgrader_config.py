@@ -4,9 +4,11 @@ The instructors' edition, ``instructors/notebooks/``, is the source of one assig
 named ``notebooks``, so from the repository's root
 
     nbgrader generate_assignment notebooks   # the student edition, in student/notebooks/
-    nbgrader autograde notebooks             # grades submitted/<student>/notebooks/
 
-work without moving a file (``make student`` runs the first). Each exercise is an
+works without moving a file (``make student`` runs it). Grade in a course directory of its
+own, outside this checkout (``make course-dir``, ``make autograde``: instructors/README.md),
+not with ``nbgrader autograde`` here, which runs each submission with this checkout, its
+answer key and its gradebook in reach. Each exercise is an
 autograded answer cell (its solution between ``### BEGIN SOLUTION`` and
 ``### END SOLUTION``) followed by a locked test cell worth its points, which raises
 when the answer is wrong or missing.

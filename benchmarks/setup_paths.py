@@ -1,11 +1,13 @@
-"""The course's set-up without make, and nbgrader on the course, timed.
+"""The course's set-up without make, and grading the course, timed.
 
 `python -m benchmarks.setup_paths` prints the time and size of the plain-pip set-up (a new
 venv in a copy of this checkout, then `pip install -r requirements.txt`, as the README gives
-it) and the time of nbgrader's two steps on the course: `generate_assignment`, and
-`autograde` of two submissions (the notebooks with their solutions, and the student edition
-as handed out). `tests/pip_path/` and `tests/grading/` run the same steps and check what
-they produce; the times depend on the machine and the package caches, so none is a test.
+it) and the time of grading's two steps: nbgrader's `generate_assignment` with this checkout's
+`nbgrader_config.py` (`make student`), and a course directory (`make course-dir`) in which
+`python -m attnlib.grading autograde --whole` grades two submissions (the notebooks with their
+solutions, and the student edition as handed out), every cell run. `tests/pip_path/` and
+`tests/grading/` run the same steps and check what they produce; the times depend on the
+machine and the package caches, so none is a test.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from attnlib.grading.course import run_nbgrader
+from attnlib.grading.course import make_course_dir, run_nbgrader
 
 REPO = Path(__file__).resolve().parents[1]
 # The instructors' edition is the source of nbgrader's one assignment, `notebooks`
@@ -46,7 +48,7 @@ class PipSetup:
 
 @dataclass(frozen=True)
 class GradingRun:
-    """A throwaway nbgrader course directory after generate_assignment and autograde."""
+    """nbgrader's student edition (``make student``) and a graded course directory."""
 
     root: Path
     generate_seconds: float
@@ -56,12 +58,16 @@ class GradingRun:
     def released(self) -> Path:
         return self.root / "student" / ASSIGNMENT
 
+    @property
+    def course_dir(self) -> Path:
+        return self.root / "course"
+
     def autograded(self, student: str) -> Path:
-        return self.root / "autograded" / student / ASSIGNMENT
+        return self.course_dir / "autograded" / student / ASSIGNMENT
 
     @property
     def db_url(self) -> str:
-        return f"sqlite:///{self.root / 'gradebook.db'}"
+        return f"sqlite:///{self.course_dir / 'gradebook.db'}"
 
 
 def checkout_files() -> list[str]:
@@ -123,20 +129,32 @@ def build_pip_setup(destination: Path) -> PipSetup:
 
 
 def grade_course(root: Path) -> GradingRun:
-    """In ``root``: the course as an nbgrader course directory, its student edition, and two
-    submissions autograded, ``solutions`` (the instructors' edition as it is) and ``untouched``
-    (the learner's edition, ``notebooks/``, as a learner first opens it)."""
+    """In ``root``: the student edition as ``make student`` makes it, and a course directory
+    (``make course-dir``) in which two submissions are autograded, every cell run:
+    ``solutions`` (the instructors' edition as it is) and ``untouched`` (the learner's
+    edition, ``notebooks/``, as a learner first opens it)."""
     shutil.copy(REPO / "nbgrader_config.py", root)
     answer_key = root / "instructors" / ASSIGNMENT
     shutil.copytree(SOURCE_NOTEBOOKS, answer_key, ignore=shutil.ignore_patterns(".*"))
     generate_seconds = run_nbgrader(root, "generate_assignment", ASSIGNMENT)
+    course = root / "course"
+    make_course_dir(course, SOURCE_NOTEBOOKS)
     for student, handed_in in (("solutions", answer_key), ("untouched", LEARNER_NOTEBOOKS)):
-        submission = root / "submitted" / student / ASSIGNMENT
+        submission = course / "submitted" / student / ASSIGNMENT
         submission.mkdir(parents=True)
         for notebook in COURSE_NOTEBOOKS:
             shutil.copy(handed_in / notebook.name, submission)
-    autograde_seconds = run_nbgrader(root, "autograde", ASSIGNMENT)
-    return GradingRun(root, generate_seconds, autograde_seconds)
+    start = time.perf_counter()
+    graded = subprocess.run(
+        [sys.executable, "-m", "attnlib.grading", "autograde", str(course), "--whole"],
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if graded.returncode != 0:
+        raise RuntimeError(f"autograde failed:\n{graded.stdout[-4000:]}{graded.stderr[-4000:]}")
+    return GradingRun(root, generate_seconds, time.perf_counter() - start)
 
 
 def describe_pip_setup(setup: PipSetup) -> str:
@@ -145,14 +163,15 @@ def describe_pip_setup(setup: PipSetup) -> str:
 
 def describe_grading(run: GradingRun) -> str:
     return (
-        f"nbgrader: generate_assignment {run.generate_seconds:.1f} s; autograde of 2 "
-        f"submissions x {len(COURSE_NOTEBOOKS)} notebooks {run.autograde_seconds:.0f} s"
+        f"nbgrader generate_assignment {run.generate_seconds:.1f} s; attnlib's autograde "
+        f"--whole of 2 submissions x {len(COURSE_NOTEBOOKS)} notebooks "
+        f"{run.autograde_seconds:.0f} s"
     )
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--skip-pip", action="store_true", help="only time nbgrader")
+    parser.add_argument("--skip-pip", action="store_true", help="only time grading")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         if not args.skip_pip:

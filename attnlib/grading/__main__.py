@@ -2,7 +2,8 @@
 
     python -m attnlib.grading course-dir DIR [--answer-key instructors/notebooks]
     python -m attnlib.grading autograde DIR [--workers N | --scheduler ADDRESS]
-                                            [--student NAME …] [--whole]
+                                            [--student NAME …] [--whole] [--time-limit S]
+                                            [--call-time-limit S]
                                             [--sandbox bubblewrap | docker[:IMAGE] | none]
 
 ``make course-dir DIR=…`` and ``make autograde COURSE=…`` run these from the checkout.
@@ -58,6 +59,7 @@ def _autograde(args: argparse.Namespace) -> int:
                 notebook.read_bytes(),
                 sandbox=args.sandbox,
                 wall_seconds=args.time_limit,
+                call_seconds=args.call_time_limit,
                 whole=args.whole,
             )
         )
@@ -99,6 +101,9 @@ def main(argv: list[str] | None = None) -> int:
     grade.add_argument("--scheduler", default=None, help="a Dask scheduler's address")
     grade.add_argument("--student", action="append", default=[], help="only these students")
     grade.add_argument("--time-limit", type=float, default=900.0, help="s per notebook")
+    grade.add_argument(
+        "--call-time-limit", type=float, default=120.0, help="s per call of the learner's code"
+    )
     grade.add_argument("--whole", action="store_true", help="run every cell (training cells too)")
     grade.add_argument(
         "--sandbox",

@@ -18,6 +18,7 @@ from __future__ import annotations
 import base64
 import inspect
 import pickle
+import signal
 from contextlib import ExitStack
 from typing import Any
 
@@ -59,6 +60,19 @@ def describe(answer: object) -> dict[str, Any]:
 _BUILT: list[built_modules.Built] = []
 
 
+class CallTookTooLong(BaseException):
+    """A call of the answer ran over its time limit: the grader's limit, so no ``except
+    Exception`` of the answer's can take it for its own."""
+
+
+def _stop_the_call(seconds: float) -> None:
+    def stop(signum: int, frame: object) -> None:
+        raise CallTookTooLong(f"the call ran over {seconds:g} s and was stopped")
+
+    signal.signal(signal.SIGALRM, stop)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+
+
 def _sent(value: object) -> object:
     """``value`` on the wire, or what it was when it cannot go (nested too deeply, say)."""
     try:
@@ -67,8 +81,11 @@ def _sent(value: object) -> object:
         return {"opaque": {"type": type(value).__name__, "shown": f"(not sent: {error})"[:200]}}
 
 
-def answer_request(answer: Any, request: dict[str, Any]) -> dict[str, Any]:
-    """Call ``answer`` with the request's arguments; the reply says what came of it."""
+def answer_request(
+    answer: Any, request: dict[str, Any], call_seconds: float | None = None
+) -> dict[str, Any]:
+    """Call ``answer`` with the request's arguments, stopped after ``call_seconds``; the reply
+    says what came of it."""
     # One pickle from the grader, which the sandbox trusts.
     args, kwargs, grads, step, rng = pickle.loads(base64.b64decode(request["pickled"]))
     forbidden = [Forbidden.from_paths(paths) for paths in request["forbidden"]]
@@ -91,8 +108,14 @@ def answer_request(answer: Any, request: dict[str, Any]) -> dict[str, Any]:
         for watch in watches:
             stack.enter_context(watch)
         try:
-            with torch.set_grad_enabled(bool(request.get("grad", True))):
-                value = target(*args, **kwargs)
+            if call_seconds is not None:
+                _stop_the_call(call_seconds)
+            try:
+                with torch.set_grad_enabled(bool(request.get("grad", True))):
+                    value = target(*args, **kwargs)
+            finally:
+                if call_seconds is not None:
+                    signal.setitimer(signal.ITIMER_REAL, 0)
         except NotImplementedError as error:
             reply["not_implemented"] = str(error)
         except BaseException as error:  # the learner's bug (or exit), reported as theirs

@@ -79,6 +79,8 @@ def main(in_fd: int, out_fd: int) -> None:
     notebook = read_submission(Path(run["notebook"]))
     checks_at = {int(k): list(v) for k, v in run["checks"].items()}
     skip = set(run.get("skip", []))
+    call_seconds = float(run["call_seconds"])
+    ran: list[int] = []  # the cells run or checked, in order: their execution counts
 
     shell = InteractiveShell.instance(colors="NoColor")
     shell.showtraceback = lambda *args, **kwargs: None  # errors become outputs below
@@ -101,7 +103,8 @@ def main(in_fd: int, out_fd: int) -> None:
             if order is None:
                 sys.exit(0)
             if "call" in order:
-                write_frame(reports_out, {"reply": answer_request(answer, order["call"])})
+                reply = answer_request(answer, order["call"], call_seconds)
+                write_frame(reports_out, {"reply": reply})
             elif "verdict" in order:
                 verdict = order["verdict"]
                 if verdict["passed"]:
@@ -119,6 +122,7 @@ def main(in_fd: int, out_fd: int) -> None:
     for index, source, _ in code_cells(notebook):
         if index in checks_at:
             outputs[index] = [out for e, name in checks_at[index] for out in check(e, name)]
+            ran.append(index)
             continue
         if index in skip:
             outputs[index] = [
@@ -132,9 +136,10 @@ def main(in_fd: int, out_fd: int) -> None:
         with capture_output() as captured:
             result = shell.run_cell(source, store_history=True)
         outputs[index] = _outputs_of(captured, result, shell)
+        ran.append(index)
     for exercise_id, name in run.get("at_end", []):
         outputs.setdefault(-1, []).extend(check(exercise_id, name))
-    write_frame(reports_out, {"done": {str(k): v for k, v in outputs.items()}})
+    write_frame(reports_out, {"done": {str(k): v for k, v in outputs.items()}, "ran": ran})
 
 
 if __name__ == "__main__":

@@ -65,6 +65,7 @@ class NotebookGrade:
     seconds: float = 0.0
     problem: str = ""  # what stopped the run early, if anything
     log: str = ""  # then, the end of what the run wrote outside its cells
+    ran: list[int] = field(default_factory=list)  # the cells run or checked, in order
 
     @property
     def score(self) -> float:
@@ -209,6 +210,7 @@ def grade_notebook(
     channel = _Channel(to_run, from_run, start + limits.wall_seconds)
     grades: dict[str, ExerciseGrade] = {}
     outputs: dict[int, list[dict[str, Any]]] = {}
+    ran: list[int] = []
     problem = ""
     by_id = {e.exercise_id: e for e in plan.exercises}
     try:
@@ -219,6 +221,7 @@ def grade_notebook(
                     "checks": by_cell,
                     "at_end": at_end,
                     "skip": left_out,
+                    "call_seconds": limits.call_seconds,
                 }
             }
         )
@@ -238,6 +241,7 @@ def grade_notebook(
                 channel.send({"verdict": {"passed": bool(result.passed), "report": str(result)}})
             elif "done" in frame:
                 outputs = _outputs(frame["done"])
+                ran = [i for i in frame.get("ran", []) if type(i) is int and i in outputs]
                 break
     except RunEnded as ended:
         problem = str(ended)
@@ -253,7 +257,7 @@ def grade_notebook(
     ]
     tail = log_path.read_bytes()[-2000:].decode("utf-8", errors="replace") if problem else ""
     seconds = time.monotonic() - start
-    return NotebookGrade(plan.name, exercises, outputs, seconds, problem, tail)
+    return NotebookGrade(plan.name, exercises, outputs, seconds, problem, tail, ran)
 
 
 def _outputs(done: Any) -> dict[int, list[dict[str, Any]]]:

@@ -63,6 +63,7 @@ def feedback_notebook(
         if nbgrader_of(cell).get("grade")
     }
     outputs = {int(k): v for k, v in result["outputs"].items()}
+    counts = {index: n for n, index in enumerate(result.get("ran", []), start=1)}
     for index, cell in enumerate(notebook.get("cells", [])):
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
             continue
@@ -71,7 +72,7 @@ def feedback_notebook(
             cell["source"] = checks[grade_id]["source"]
             cell["metadata"] = copy.deepcopy(checks[grade_id]["metadata"])
         cell["outputs"] = [c for c in map(_clean, outputs.get(index, [])) if c]
-        cell["execution_count"] = None
+        cell["execution_count"] = counts.get(index)
     if -1 in outputs:
         notebook.setdefault("cells", []).append(
             {

@@ -42,6 +42,7 @@ INSIDE = "/grading"  # where the scratch directory appears inside the sandbox
 @dataclass(frozen=True)
 class Limits:
     wall_seconds: float = 900.0  # one notebook, all its cells and checks
+    call_seconds: float = 120.0  # one call of the learner's code by a checker
     memory_bytes: int = 8 * 2**30  # address space: torch reserves much it never touches
     file_bytes: int = 512 * 2**20
 

@@ -32,6 +32,7 @@ class Task:
     sandbox: str = "bubblewrap"  # or "docker" (IMAGE after a colon: "docker:attnlib-grader")
     # or "none", where the whole machine is the wall
     wall_seconds: float = 900.0
+    call_seconds: float = 120.0
     whole: bool = False  # run every cell, even those nothing graded needs
 
 
@@ -53,7 +54,7 @@ def run_task(task: Task) -> dict[str, Any]:
             submitted,
             folder / "scratch",
             sandbox=sandbox,
-            limits=Limits(wall_seconds=task.wall_seconds),
+            limits=Limits(wall_seconds=task.wall_seconds, call_seconds=task.call_seconds),
             whole=task.whole,
         )
     result = dataclasses.asdict(grade)

@@ -157,6 +157,30 @@ NOISY_BUT_RIGHT = {
     for exercise, source in RIGHT.items()
 }
 
+# Not an attack on the scores: what the sandbox lets a notebook reach, printed for the feedback.
+PROBE_THE_WALLS = """
+import json, os, pathlib, socket, attnlib
+_walls = {{}}
+try:
+    socket.create_connection(("1.1.1.1", 53), timeout=5).close()
+    _walls["network"] = "open"
+except OSError:
+    _walls["network"] = "closed"
+_places = {{"attnlib": pathlib.Path(attnlib.__file__).parent, "usr": pathlib.Path("/usr"),
+           "course": pathlib.Path({course!r}), "scratch": pathlib.Path.cwd()}}
+for _label, _place in _places.items():
+    try:
+        (_place / "probe.txt").write_text("x")
+        _walls[_label] = "written"
+    except OSError:
+        _walls[_label] = "read-only" if _place.exists() else "absent"
+print("WALLS " + json.dumps(_walls))
+"""
+
+# A call of the learner's code that never returns: stopped at the call's time limit.
+HANG_IN_A_CALL = "def stable_softmax(x, dim=-1):\n    while True:\n        pass\n"
+CALL_SECONDS = 10
+
 HOSTILE = {
     "patches_the_result": PATCH_THE_RESULT,
     "reads_the_frames": READ_THE_FRAMES,
@@ -181,11 +205,14 @@ def _submission(answers: dict[str, str]) -> dict[str, Any]:
     return notebook
 
 
-def _students() -> dict[str, dict[str, Any]]:
+def _students(course: Path) -> dict[str, dict[str, Any]]:
+    probe = PROBE_THE_WALLS.format(course=str(course))
     students = {
         "honest": _submission(RIGHT),
         "untouched": _submission({}),
         "noisy_but_right": _submission(NOISY_BUT_RIGHT),
+        "probes_the_walls": _submission({**RIGHT, EXERCISES[0]: probe + RIGHT[EXERCISES[0]]}),
+        "hangs_in_a_call": _submission({**RIGHT, EXERCISES[1]: HANG_IN_A_CALL}),
     }
     for student, template in HOSTILE.items():
         students[student] = _submission({e: template.format(name=NAMES[e]) for e in EXERCISES})
@@ -196,6 +223,8 @@ EXPECTED = {
     "honest": 3,
     "untouched": 0,
     "noisy_but_right": 3,
+    "probes_the_walls": 3,
+    "hangs_in_a_call": 2,
     **{student: 0 for student in HOSTILE},
 }
 
@@ -235,12 +264,14 @@ def course(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("hostile") / "course"
     made = _grading("course-dir", str(root))
     assert made.returncode == 0, made.stdout + made.stderr
-    for student, notebook in _students().items():
+    for student, notebook in _students(root).items():
         folder = root / "submitted" / student / "notebooks"
         folder.mkdir(parents=True)
         (folder / NOTEBOOK).write_text(json.dumps(notebook), encoding="utf-8")
     before = _digests(root)
-    graded = _grading("autograde", str(root), "--workers", "2")
+    graded = _grading(
+        "autograde", str(root), "--workers", "2", "--call-time-limit", str(CALL_SECONDS)
+    )
     print(graded.stdout[-3000:])
     assert graded.returncode == 0, graded.stdout[-3000:] + graded.stderr[-3000:]
     assert _digests(root) == before, "grading changed a file of the course"
@@ -283,6 +314,32 @@ def test_warnings_and_stderr_show_in_the_feedback(course: Path) -> None:
     assert "a warning from a right answer" in shown or "debugging" in shown
 
 
+def test_the_sandbox_has_no_network_and_writes_only_its_scratch(course: Path) -> None:
+    feedback = course / "autograded" / "probes_the_walls" / "notebooks" / NOTEBOOK
+    printed = [
+        line.removeprefix("WALLS ")
+        for cell in json.loads(feedback.read_text(encoding="utf-8"))["cells"]
+        for output in cell.get("outputs", [])
+        for line in "".join(output.get("text", "")).splitlines()
+        if line.startswith("WALLS ")
+    ]
+    assert len(printed) == 1, printed
+    assert json.loads(printed[0]) == {
+        "network": "closed",
+        "attnlib": "read-only",
+        "usr": "read-only",
+        "course": "absent",
+        "scratch": "written",
+    }
+
+
+def test_a_call_that_never_returns_is_stopped_and_fails_its_check_alone(course: Path) -> None:
+    grades = _grades(course)
+    score, reason = grades[("hangs_in_a_call", EXERCISES[1])]
+    assert float(score) == 0 and f"over {CALL_SECONDS} s" in reason, reason
+    assert all(float(grades[("hangs_in_a_call", e)][0]) == 1 for e in (EXERCISES[0], EXERCISES[2]))
+
+
 def test_a_two_worker_dask_cluster_gives_the_same_grades(course: Path, tmp_path: Path) -> None:
     from distributed import LocalCluster
 
@@ -291,6 +348,13 @@ def test_a_two_worker_dask_cluster_gives_the_same_grades(course: Path, tmp_path:
     shutil.copytree(course, again)
     (again / "grades.csv").unlink()
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True) as cluster:
-        graded = _grading("autograde", str(again), "--scheduler", cluster.scheduler_address)
+        graded = _grading(
+            "autograde",
+            str(again),
+            "--scheduler",
+            cluster.scheduler_address,
+            "--call-time-limit",
+            str(CALL_SECONDS),
+        )
     assert graded.returncode == 0, graded.stdout[-3000:] + graded.stderr[-3000:]
     assert _grades(again) == serial

@@ -1,13 +1,15 @@
-"""nbgrader on the course, unchanged: the student edition it generates, and autograding.
+"""nbgrader on the course, unchanged: the student edition it generates; and autograding.
 
-In a throwaway course directory (the repository's ``nbgrader_config.py`` and a copy of the
+In a throwaway directory (the repository's ``nbgrader_config.py`` and a copy of the
 instructors' edition, ``instructors/notebooks/``), ``nbgrader generate_assignment notebooks``
-writes the student edition, which must be the learner's edition of ``notebooks/``; then two
-submissions are autograded: the instructors' notebooks (every solution in place, so full
-marks) and the learner's edition as a learner first opens it (every stub, so zero). The
-second is also Run All on the untouched learner's edition: every cell runs, and the only
-cells that fail are the graded checks of the unfinished exercises. Needs the ``instructor``
-extra (`make grading` installs it).
+writes the student edition, which must be the learner's edition of ``notebooks/``. Then, in a
+course directory (``python -m attnlib.grading course-dir``), attnlib's grader autogrades two
+submissions, every cell run (``--whole``), each notebook in its sandbox: the instructors'
+notebooks (every solution in place, so full marks, the classes' exercises included) and the
+learner's edition as a learner first opens it (every stub, so zero). The second is also Run
+All on the untouched learner's edition: every cell runs, and the only cells that fail are the
+graded checks of the unfinished exercises. Needs the ``instructor`` extra and bubblewrap
+(`make grading` installs them).
 """
 
 from __future__ import annotations
@@ -76,7 +78,7 @@ def _docstring(source: str) -> str:
 
 @pytest.fixture(scope="module")
 def course(tmp_path_factory: pytest.TempPathFactory) -> GradingRun:
-    """The course directory after generate_assignment and autograde."""
+    """The student edition, and the course directory after autograde."""
     run = grade_course(tmp_path_factory.mktemp("course"))
     print(f"\n{describe_grading(run)}")
     return run
@@ -136,14 +138,16 @@ def _markdown(notebook: dict[str, Any]) -> list[str]:
 def test_nbgraders_student_edition_is_the_learners_edition(path: Path, course: GradingRun) -> None:
     """What an instructor hands out (nbgrader's release) and what a learner opens on their own
     (notebooks/, instructors/editions.py) are the same cells: the same prose, the same stubs."""
-    released = _read(course.released / path.name)
     learner = _read(LEARNER_NOTEBOOKS / path.name)
-    assert [(c["cell_type"], _source(c)) for c in released["cells"]] == [
-        (c["cell_type"], _source(c)) for c in learner["cells"]
-    ]
-    assert [c["metadata"].get("tags", []) for c in released["cells"]] == [
-        c["metadata"].get("tags", []) for c in learner["cells"]
-    ]
+    # make student's, and the one a course directory hands out (make course-dir)
+    for folder in (course.released, course.course_dir / "release" / ASSIGNMENT):
+        released = _read(folder / path.name)
+        assert [(c["cell_type"], _source(c)) for c in released["cells"]] == [
+            (c["cell_type"], _source(c)) for c in learner["cells"]
+        ]
+        assert [c["metadata"].get("tags", []) for c in released["cells"]] == [
+            c["metadata"].get("tags", []) for c in learner["cells"]
+        ]
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
