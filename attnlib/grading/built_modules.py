@@ -19,6 +19,7 @@ Part of the grader of notebooks 00–12 (:mod:`attnlib.grading`).
 from __future__ import annotations
 
 import inspect
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,6 +39,26 @@ def is_known(cls: type) -> bool:
     """A class of torch's or attnlib's own (not one defined in a notebook)."""
     module = cls.__module__ or ""
     return module.startswith(KNOWN_PACKAGES) and "<locals>" not in cls.__qualname__
+
+
+def known_class(name: Any) -> type[nn.Module] | None:
+    """torch's or attnlib's module class of this qualified name, if this process has it
+    (already imported: a name from the sandbox never imports anything here)."""
+    if not isinstance(name, str) or not name.startswith(KNOWN_PACKAGES):
+        return None
+    module_name, _, rest = name.rpartition(".")
+    found: Any = None
+    while module_name:  # "torch.nn.modules.linear.Linear", or a nested class's path
+        if module_name in sys.modules:
+            found = sys.modules[module_name]
+            for part in rest.split("."):
+                found = getattr(found, part, None)
+            break
+        module_name, _, last = module_name.rpartition(".")
+        rest = f"{last}.{rest}"
+    if isinstance(found, type) and issubclass(found, nn.Module):
+        return found
+    return None
 
 
 def known_base(cls: type) -> str | None:

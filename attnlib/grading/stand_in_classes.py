@@ -20,38 +20,17 @@ Part of the grader of notebooks 00–12 (:mod:`attnlib.grading`).
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 import torch
 from torch import nn
 
 from attnlib.grading.across import Channel, call_across, signature_of
-from attnlib.grading.built_modules import KNOWN_PACKAGES, simple, simple_attributes
+from attnlib.grading.built_modules import known_class, simple, simple_attributes
 from attnlib.grading.raised import WireError, expect_type_name
 from attnlib.grading.wire import decode
 
 _Key = tuple[int, str, str]
-
-
-def _known_class(name: Any) -> type[nn.Module] | None:
-    """torch's or attnlib's module class of this qualified name, if this process has it
-    (already imported: a name from the sandbox never imports anything here)."""
-    if not isinstance(name, str) or not name.startswith(KNOWN_PACKAGES):
-        return None
-    module_name, _, rest = name.rpartition(".")
-    found: Any = None
-    while module_name:  # "torch.nn.modules.linear.Linear", or a nested class's path
-        if module_name in sys.modules:
-            found = sys.modules[module_name]
-            for part in rest.split("."):
-                found = getattr(found, part, None)
-            break
-        module_name, _, last = module_name.rpartition(".")
-        rest = f"{last}.{rest}"
-    if isinstance(found, type) and issubclass(found, nn.Module):
-        return found
-    return None
 
 
 def _remote_forward(parameters: Any) -> Any:
@@ -123,7 +102,7 @@ class BuiltModule:
         for index, entry in enumerate(entries):
             if not isinstance(entry, dict):
                 raise WireError("a submodule described as something else")
-            known = _known_class(entry.get("known")) if index > 0 else None
+            known = known_class(entry.get("known")) if index > 0 else None
             cls = known or self._learner_class(entry, index, classes)
             module = object.__new__(cls)
             nn.Module.__init__(module)
@@ -141,7 +120,7 @@ class BuiltModule:
     def _learner_class(self, entry: dict[str, Any], index: int, classes: dict[str, type]) -> type:
         name = expect_type_name(entry.get("class"))
         if name not in classes:
-            base = _known_class(entry.get("known")) or _known_class(entry.get("base"))
+            base = known_class(entry.get("known")) or known_class(entry.get("base"))
             order = {"class_of": [self.handle, index]}
             classes[name] = remote_class(self.channel, entry, base or nn.Module, order)
         return classes[name]
@@ -290,7 +269,7 @@ class BuiltModule:
 def stand_in_class(channel: Channel, description: dict[str, Any]) -> type:
     """What the checker gets in place of a class :func:`~answering.describe` described: a
     class whose instances are built in the sandbox and copied here."""
-    base = _known_class(description.get("base")) or (
+    base = known_class(description.get("base")) or (
         nn.Module if description.get("module") else object
     )
     entry = {
