@@ -19,6 +19,7 @@ import base64
 import inspect
 import pickle
 import signal
+import traceback
 from contextlib import ExitStack
 from typing import Any
 
@@ -118,6 +119,9 @@ def answer_request(
                     signal.setitimer(signal.ITIMER_REAL, 0)
         except NotImplementedError as error:
             reply["not_implemented"] = str(error)
+            # The function that raised it: a checker names the unfinished one it calls.
+            frames = traceback.extract_tb(error.__traceback__)
+            reply["raised_in"] = frames[-1].name if frames else ""
         except BaseException as error:  # the learner's bug (or exit), reported as theirs
             reply["error"] = encode_error(error)
         else:
