@@ -66,6 +66,11 @@ class CallTookTooLong(BaseException):
     Exception`` of the answer's can take it for its own."""
 
 
+# What ran over its time once is not called again: a check makes a dozen calls, and a dozen
+# time limits would use up the notebook's.
+_TOO_LONG: dict[int, str] = {}
+
+
 def _stop_the_call(seconds: float) -> None:
     def stop(signum: int, frame: object) -> None:
         raise CallTookTooLong(f"the call ran over {seconds:g} s and was stopped")
@@ -109,6 +114,8 @@ def answer_request(
         for watch in watches:
             stack.enter_context(watch)
         try:
+            if id(target) in _TOO_LONG:
+                raise CallTookTooLong(f"{_TOO_LONG[id(target)]} (an earlier call; not run again)")
             if call_seconds is not None:
                 _stop_the_call(call_seconds)
             try:
@@ -117,6 +124,9 @@ def answer_request(
             finally:
                 if call_seconds is not None:
                     signal.setitimer(signal.ITIMER_REAL, 0)
+        except CallTookTooLong as error:
+            _TOO_LONG.setdefault(id(target), str(error).split(" (")[0])
+            reply["error"] = encode_error(error)
         except NotImplementedError as error:
             reply["not_implemented"] = str(error)
             # The function that raised it: a checker names the unfinished one it calls.
