@@ -298,3 +298,124 @@ def require_attention_inputs(
         # 1/sqrt(d_k); with d_k = 0 there is nothing to scale and no score to divide.
         return mask, 1.0 / math.sqrt(max(q.shape[-1], 1))
     return mask, require_number("scale", scale)
+
+
+def require_finite_number(name: str, value: object) -> float:
+    """A real number that is neither NaN nor infinite (of either sign)."""
+    number = require_number(name, value)
+    if not math.isfinite(number):
+        raise ValueError(f"{name} must be a finite number, got {value}")
+    return number
+
+
+def require_non_negative(name: str, value: object) -> float:
+    """A real number ``>= 0`` and finite (a temperature, where 0 is the greedy limit)."""
+    number = require_number(name, value)
+    if not 0.0 <= number < math.inf:
+        raise ValueError(f"{name} must be >= 0 and finite, got {value}")
+    return number
+
+
+def _where(hits: torch.Tensor) -> str:
+    """``"3 of 40 values, the first at index (0, 2)"`` for a bool tensor with a True in it."""
+    first = tuple(int(i) for i in hits.nonzero()[0])
+    return f"{int(hits.sum())} of {hits.numel()} values, the first at index {first}"
+
+
+def require_finite(name: str, value: torch.Tensor) -> torch.Tensor:
+    """A ``ValueError`` when a float tensor holds NaN or ±inf, saying how many and where.
+
+    One reduction decides (NaN propagates through ``aminmax``; an inf is the min or the
+    max), so a finite tensor costs one read; only a refused one is scanned again.
+    """
+    if value.numel() == 0:
+        return value
+    low, high = (float(end) for end in torch.aminmax(value.detach()))
+    if math.isfinite(low) and math.isfinite(high):
+        return value
+    nan = torch.isnan(value)
+    if bool(nan.any()):
+        raise ValueError(f"{name} holds NaN ({_where(nan)}): find where it came from")
+    raise ValueError(
+        f"{name} holds inf ({_where(torch.isinf(value))}); it must be finite "
+        "(to block positions, pass a bool mask instead)"
+    )
+
+
+def require_scores(
+    name: str, value: torch.Tensor, dim: int, row_max: torch.Tensor | None = None
+) -> torch.Tensor:
+    """Scores a softmax along ``dim`` can turn into weights, else a ``ValueError`` saying why.
+
+    Refused: NaN, +inf (inf / inf), and a row along ``dim`` whose scores are all -inf
+    (0 / 0); each would come out NaN. A -inf among finite scores is a weight of 0 and
+    stays allowed. Pass ``row_max``, the ``amax`` along ``dim`` (keepdim), when it is at
+    hand: NaN propagates into it, +inf is it, and an all -inf row has it -inf, so a valid
+    tensor costs one sum of one value per row.
+    """
+    if value.numel() == 0:
+        return value
+    dim %= max(value.dim(), 1)
+    if row_max is None:
+        row_max = value.detach().amax(dim=dim, keepdim=True)
+    # Finite unless a row max is NaN or ±inf, or the sum overflows: then the scan below
+    # finds nothing, and the scores pass after all.
+    if math.isfinite(float(row_max.sum(dtype=torch.float32))):
+        return value
+    nan = torch.isnan(value)
+    if bool(nan.any()):
+        raise ValueError(f"{name} holds NaN ({_where(nan)}): its softmax would be NaN")
+    plus_inf = torch.isposinf(value)
+    if bool(plus_inf.any()):
+        raise ValueError(f"{name} holds +inf ({_where(plus_inf)}): its softmax would be NaN")
+    empty = ~torch.isfinite(value).any(dim=dim)  # rows along dim with no finite score
+    if not bool(empty.any()):
+        return value
+    first = [str(int(i)) for i in empty.nonzero()[0]] if empty.dim() else []
+    first.insert(dim, ":")
+    raise ValueError(
+        f"{name} has {int(empty.sum())} row(s) along dim={dim} with no finite score, "
+        f"the first {name}[{', '.join(first)}] (all -inf): its softmax would be 0/0 = NaN. "
+        "To block positions, use a bool mask from attnlib.masks (a row with nothing to "
+        f"attend to then gets weights 0), or fill with torch.finfo({name}.dtype).min, not -inf"
+    )
+
+
+def require_probabilities(name: str, value: torch.Tensor) -> torch.Tensor:
+    """A float tensor whose every value is a probability in ``[0, 1]`` (no NaN)."""
+    if value.numel() == 0:
+        return value
+    low, high = (float(end) for end in torch.aminmax(value.detach()))
+    if low >= 0 and high <= 1:  # NaN propagates into both, and fails both comparisons
+        return value
+    nan = torch.isnan(value)
+    if bool(nan.any()):
+        raise ValueError(f"{name} holds NaN ({_where(nan)}); it must hold probabilities")
+    raise ValueError(
+        f"{name} must hold probabilities in [0, 1], got values from {low:g} to {high:g}"
+    )
+
+
+def require_integer_tensor(name: str, value: object) -> torch.Tensor:
+    """A tensor of an integer dtype (ids, class labels); a float or bool one is a ``TypeError``."""
+    tensor = require_tensor(name, value)
+    if tensor.is_floating_point() or tensor.is_complex() or tensor.dtype == torch.bool:
+        raise TypeError(f"{name} must hold integer ids (e.g. torch.long), got dtype {tensor.dtype}")
+    return tensor
+
+
+def require_class_ids(
+    name: str, ids: torch.Tensor, num_classes: int, ignore_index: int | None = None
+) -> torch.Tensor:
+    """Integer ids each in ``[0, num_classes)``, or equal to ``ignore_index`` when that is given."""
+    outside = (ids < 0) | (ids >= num_classes)
+    if ignore_index is not None:
+        outside &= ids != ignore_index
+    if bool(outside.any()):
+        first = tuple(int(i) for i in outside.nonzero()[0])
+        allowed = "" if ignore_index is None else f" (or ignore_index={ignore_index})"
+        raise ValueError(
+            f"{name} holds ids outside [0, {num_classes}){allowed}: {int(ids[first])} at index "
+            f"{first}, {int(outside.sum())} of {ids.numel()} in all"
+        )
+    return ids

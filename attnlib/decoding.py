@@ -8,7 +8,12 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from attnlib._validate import require_choice, require_int, require_number, require_positive_int
+from attnlib._validate import (
+    require_choice,
+    require_finite_number,
+    require_int,
+    require_positive_int,
+)
 from attnlib.transformer import Transformer
 
 
@@ -82,6 +87,13 @@ def beam_search_with_scores(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """:func:`beam_search`, and the length-normalised score of each winner.
 
+    Raises:
+        TypeError: ``bos_id``, ``eos_id``, ``max_len`` or ``beam_size`` is not an int,
+            ``length_penalty`` is not a number, or ``penalty`` not a str.
+        ValueError: a token id outside the target vocabulary, ``beam_size < 1``,
+            ``max_len`` outside ``[1, config.max_len]``, a ``length_penalty`` that is NaN
+            or infinite, or a ``penalty`` other than ``"power"`` and ``"gnmt"``.
+
     Shapes:
         src: ``(B, S)``; returns ``(B, L)`` as :func:`beam_search` and scores ``(B,)``.
     """
@@ -92,7 +104,8 @@ def beam_search_with_scores(
     require_positive_int("beam_size", beam_size)
     if not 1 <= require_int("max_len", max_len) <= model.config.max_len:
         raise ValueError(f"max_len must be in [1, {model.config.max_len}], got {max_len}")
-    require_number("length_penalty", length_penalty)
+    # A NaN or infinite alpha would make every normalised score NaN, 0 or ±inf.
+    require_finite_number("length_penalty", length_penalty)
     require_choice("penalty", penalty, ("power", "gnmt"))
     was_training = model.training
     model.eval()

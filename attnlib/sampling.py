@@ -11,6 +11,16 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
+from attnlib._validate import (
+    require_float_tensor,
+    require_min_ndim,
+    require_non_negative,
+    require_positive_int,
+    require_probabilities,
+    require_probability,
+    require_scores,
+)
+
 
 def next_token_probs(
     logits: torch.Tensor,
@@ -30,9 +40,42 @@ def next_token_probs(
     whose probabilities sum to at least ``top_p``, and renormalises. ``temperature = 0``
     puts all the mass on the largest logit (greedy); ``top_p = 1`` keeps every token.
 
+    Raises:
+        TypeError: ``logits`` is not a floating-point tensor, ``temperature`` or
+            ``top_p`` is not a number, or ``top_k`` is not an int.
+        ValueError: ``logits`` has no dim, holds NaN or +inf, or has a row with no finite
+            logit; ``temperature`` is negative or not finite; ``top_k < 1``; ``top_p``
+            is outside ``(0, 1]``.
+
     Shapes:
         logits: ``(..., V)``; returns ``(..., V)``, summing to 1 over the last dim.
     """
+    _require_sampler_arguments(logits, temperature, top_k, top_p)
+    # Read every logit once, here at the door: the sampler's own path (once per generated
+    # token) skips this scan, and torch.multinomial refuses NaN there anyway.
+    require_scores("logits", logits, logits.dim() - 1)
+    return _next_token_probs(logits, temperature, top_k, top_p)
+
+
+def _require_sampler_arguments(
+    logits: object, temperature: object, top_k: object, top_p: object
+) -> None:
+    """The checks :func:`next_token_probs` and :func:`sample_next_token` share; no data scan."""
+    require_min_ndim("logits", require_float_tensor("logits", logits), 1, "(..., V)")
+    require_non_negative("temperature", temperature)  # 0 is greedy; < 0 inverts the ranking
+    if top_k is not None:
+        require_positive_int("top_k", top_k)  # a top_k above V keeps every token
+    if top_p is not None:
+        require_probability("top_p", top_p, "(0, 1]")
+
+
+def _next_token_probs(
+    logits: torch.Tensor,
+    temperature: float,
+    top_k: int | None = None,
+    top_p: float | None = None,
+) -> torch.Tensor:
+    """:func:`next_token_probs` without its checks, for callers that made them."""
     if temperature == 0:
         return F.one_hot(logits.argmax(dim=-1), logits.shape[-1]).to(logits.dtype)
     scaled = logits / temperature
@@ -42,7 +85,7 @@ def next_token_probs(
     probs = torch.softmax(scaled, dim=-1)
     if top_p is None or top_p >= 1:
         return probs
-    return nucleus(probs, top_p)
+    return _nucleus(probs, top_p)
 
 
 def nucleus(probs: torch.Tensor, top_p: float) -> torch.Tensor:
@@ -53,9 +96,22 @@ def nucleus(probs: torch.Tensor, top_p: float) -> torch.Tensor:
     carries the running total across ``top_p`` stays, and the most likely token always
     does. The kept probabilities are renormalised to sum to 1.
 
+    Raises:
+        TypeError: ``probs`` is not a floating-point tensor, or ``top_p`` not a number.
+        ValueError: ``probs`` has no dim or holds a value outside ``[0, 1]`` (or NaN), or
+            ``top_p`` is outside ``(0, 1]``.
+
     Shapes:
         probs: ``(..., V)``, each row summing to 1; returns ``(..., V)``.
     """
+    require_min_ndim("probs", require_float_tensor("probs", probs), 1, "(..., V)")
+    require_probabilities("probs", probs)
+    require_probability("top_p", top_p, "(0, 1]")
+    return _nucleus(probs, top_p)
+
+
+def _nucleus(probs: torch.Tensor, top_p: float) -> torch.Tensor:
+    """:func:`nucleus` without its checks."""
     sorted_probs, order = probs.sort(dim=-1, descending=True)  # (..., V) each
     mass_above = sorted_probs.cumsum(dim=-1) - sorted_probs  # (..., V): what ranks above
     drop_sorted = mass_above >= top_p  # (..., V), in rank order
@@ -76,10 +132,21 @@ def sample_next_token(
     The arguments come in the order of notebook 10's sampler exercise, which
     :func:`attnlib.checks.check_sampler` checks.
 
+    It checks its arguments as :func:`next_token_probs` does (``generator`` must be a
+    ``torch.Generator`` or None) but does not read the logits for NaN: it runs once per
+    generated token, and :func:`torch.multinomial` refuses a NaN distribution itself.
+
     Shapes:
         logits: ``(B, V)``; returns ``(B, 1)`` token ids.
     """
+    _require_sampler_arguments(logits, temperature, top_k, top_p)
+    if logits.dim() != 2:
+        raise ValueError(f"logits must have shape (B, V), got {tuple(logits.shape)}")
+    if generator is not None and not isinstance(generator, torch.Generator):
+        raise TypeError(
+            f"generator must be a torch.Generator or None, got {type(generator).__name__}"
+        )
     if temperature == 0:
         return logits.argmax(dim=-1, keepdim=True)
-    probs = next_token_probs(logits, temperature, top_k, top_p)  # (B, V)
+    probs = _next_token_probs(logits, temperature, top_k, top_p)  # (B, V)
     return torch.multinomial(probs, 1, generator=generator)  # (B, 1)

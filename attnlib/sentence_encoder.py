@@ -162,6 +162,11 @@ def semantic_search(
 
     (a plain dot product for the unit vectors :meth:`SentenceEncoder.encode` returns).
 
+    Raises:
+        TypeError: ``k`` is not an int.
+        ValueError: the shapes do not fit, ``corpus`` is empty (no row to find), or ``k``
+            is not in ``[1, N]``.
+
     Shapes:
         queries: ``(Q, C)``; corpus: ``(N, C)``; returns ``scores (Q, k)`` and
         ``indices (Q, k)`` long, best first.
@@ -171,8 +176,17 @@ def semantic_search(
             f"queries must be (Q, C) and corpus (N, C), got {tuple(queries.shape)} and "
             f"{tuple(corpus.shape)}"
         )
-    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= corpus.shape[0]:
-        raise ValueError(f"k must be an int in [1, {corpus.shape[0]}], got {k!r}")
+    # Said before k is looked at: "k must be in [1, 0]" would hide what is wrong.
+    if corpus.shape[0] == 0:
+        raise ValueError(
+            f"corpus is empty (shape {tuple(corpus.shape)}): there is no row to search; "
+            "encode at least one text into it"
+        )
+    if require_positive_int("k", k) > corpus.shape[0]:
+        raise ValueError(
+            f"k must be an int in [1, {corpus.shape[0]}] (the corpus has {corpus.shape[0]} "
+            f"rows), got {k!r}"
+        )
     queries = nn.functional.normalize(queries, dim=-1)
     corpus = nn.functional.normalize(corpus, dim=-1)
     scores = queries @ corpus.T  # (Q, N)

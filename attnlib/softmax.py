@@ -12,6 +12,7 @@ from attnlib._validate import (
     require_float_tensor,
     require_min_ndim,
     require_positive,
+    require_scores,
 )
 
 
@@ -27,14 +28,23 @@ def softmax(x: torch.Tensor, dim: int = -1, temperature: float = 1.0) -> torch.T
     numerator and denominator) but keeps every exponent ≤ 0, so scores in the
     thousands give finite weights instead of ``inf / inf = nan``.
     A temperature τ > 1 flattens the distribution, τ < 1 sharpens it.
-    Equal to ``torch.softmax(x / temperature, dim)``, including its NaN for a
-    slice that is entirely ``-inf`` (attention handles that case itself). An empty
-    ``x`` (or a ``dim`` of size 0) has no weights to normalise: the result is empty too.
+    Equal to ``torch.softmax(x / temperature, dim)`` wherever that is a distribution.
+    Where it is NaN, this refuses the input instead: a NaN or +inf score, or a slice
+    that is entirely ``-inf`` (a ``-inf`` among finite scores is a weight of 0, as
+    usual). Attention blocks positions with a bool mask and a finite fill, so it never
+    meets such a slice. An empty ``x`` (or a ``dim`` of size 0) has no weights to
+    normalise: the result is empty too.
 
     Args:
         x: scores, any floating-point dtype.
         dim: the dimension that is normalised.
         temperature: τ > 0.
+
+    Raises:
+        TypeError: ``x`` is not a floating-point tensor, or ``dim`` / ``temperature``
+            is not a number.
+        ValueError: ``dim`` is out of range, ``temperature`` is not positive and finite,
+            or ``x`` holds NaN, +inf or a slice along ``dim`` with no finite score.
 
     Shapes:
         x: ``(..., n, ...)``; returns the same shape, summing to 1 along ``dim``.
@@ -44,10 +54,34 @@ def softmax(x: torch.Tensor, dim: int = -1, temperature: float = 1.0) -> torch.T
     temperature = require_positive("temperature", temperature)
     if x.numel() == 0:
         return x.clone()  # amax has no maximum of nothing to return
-    scaled = x / temperature if temperature != 1.0 else x
-    shift = scaled.amax(dim=dim, keepdim=True).detach()
+    # The maximum softmax subtracts anyway is also the check: NaN propagates into it, +inf
+    # is it, and an all -inf slice has it -inf. A valid x costs one look per slice.
+    top = x.detach().amax(dim=dim, keepdim=True)  # (..., 1, ...)
+    require_scores("x", x, dim, top)
+    return _exp_over_sum(x, dim, temperature, top)
+
+
+def _softmax(x: torch.Tensor, dim: int = -1, temperature: float = 1.0) -> torch.Tensor:
+    """:func:`softmax` without its checks, for callers that made them or need none.
+
+    Attention calls this at every layer and decoding step on scores it built itself,
+    with blocked positions filled with the dtype's finite minimum.
+
+    Shapes:
+        as :func:`softmax`.
+    """
+    if x.numel() == 0:
+        return x.clone()
+    return _exp_over_sum(x, dim, temperature, x.detach().amax(dim=dim, keepdim=True))
+
+
+def _exp_over_sum(x: torch.Tensor, dim: int, temperature: float, top: torch.Tensor) -> torch.Tensor:
+    """The stable softmax given ``top``, the (detached) maximum of ``x`` along ``dim``."""
+    if temperature != 1.0:
+        # max(x / τ) is max(x) / τ for τ > 0, to the last bit: division rounds monotonically.
+        x, top = x / temperature, top / temperature
     # A slice of all -inf has max -inf; -inf - (-inf) is nan either way, as in torch.
-    exps = torch.exp(scaled - shift)
+    exps = torch.exp(x - top)
     return exps / exps.sum(dim=dim, keepdim=True)
 
 
@@ -57,11 +91,15 @@ def naive_softmax(x: torch.Tensor, dim: int = -1) -> torch.Tensor:
     Kept only to show why :func:`softmax` subtracts the maximum: in float32,
     ``exp(89)`` is already ``inf``, so scores of a few hundred give NaN here.
 
+    Its input is checked as :func:`softmax`'s is (``ValueError`` for a NaN, a +inf or
+    a slice with no finite score); the NaN it shows comes from finite scores.
+
     Shapes:
         x: ``(..., n)``; returns the same shape.
     """
     require_float_tensor("x", x)
     dim = require_dim_index("dim", dim, max(x.dim(), 1))
+    require_scores("x", x, dim)
     exps = torch.exp(x)
     return exps / exps.sum(dim=dim, keepdim=True)
 

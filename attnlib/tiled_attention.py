@@ -31,6 +31,7 @@ import torch.nn.functional as F
 
 from attnlib._validate import (
     require_attention_inputs,
+    require_finite,
     require_float_tensor,
     require_min_ndim,
     require_positive_int,
@@ -147,12 +148,21 @@ def tiled_attention(
         tile_size: rows and columns of each score tile; any ``T`` works (the last
             tile is shorter).
 
+    Raises:
+        TypeError, ValueError: as :func:`attnlib.scaled_dot_product_attention`; also a
+            ``ValueError`` when ``q``, ``k`` or ``v`` holds NaN or ±inf, or ``tile_size``
+            is not positive.
+
     Shapes:
         q: ``(..., T_q, d_k)``, k: ``(..., T_k, d_k)``, v: ``(..., T_k, d_v)``;
         returns ``(..., T_q, d_v)``.
     """
     mask, scale = require_attention_inputs(q, k, v, mask, dropout_p, scale)
     require_positive_int("tile_size", tile_size)
+    # NaN or inf in q, k or v would come out as NaN without a word. One read of each, at
+    # the door: O(T·d) beside the loop's O(T_q·T_k·d).
+    for name, x in (("q", q), ("k", k), ("v", v)):
+        require_finite(name, x)
     batch = torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
     t_q, t_k, d_k, d_v = q.shape[-2], k.shape[-2], q.shape[-1], v.shape[-1]
     if mask is not None:

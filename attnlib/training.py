@@ -13,7 +13,15 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from attnlib._validate import require_int, require_positive_int, require_probability
+from attnlib._validate import (
+    require_class_ids,
+    require_float_tensor,
+    require_int,
+    require_integer_tensor,
+    require_min_ndim,
+    require_positive_int,
+    require_probability,
+)
 
 
 def label_smoothed_cross_entropy(
@@ -34,15 +42,29 @@ def label_smoothed_cross_entropy(
     perplexity a little and helps accuracy. Equal to
     ``F.cross_entropy(..., label_smoothing=ε, ignore_index=...)``.
 
+    Raises:
+        TypeError: ``logits`` is not a floating-point tensor, ``target`` not an integer
+            one, ``smoothing`` not a number or ``ignore_index`` not an int.
+        ValueError: the shapes disagree, ``smoothing`` is outside ``[0, 1)``, or a target
+            id is outside ``[0, V)`` (``ignore_index`` excepted).
+
     Shapes:
         logits: ``(..., V)``; target: ``(...)`` long; returns a scalar.
     """
+    require_min_ndim("logits", require_float_tensor("logits", logits), 1, "(..., V)")
+    require_integer_tensor("target", target)  # class ids; probabilities are not taken
     if logits.shape[:-1] != target.shape:
         raise ValueError(
             f"logits (..., V) and target (...) must agree, got {tuple(logits.shape)} "
             f"and {tuple(target.shape)}"
         )
     require_probability("smoothing", smoothing)  # a probability in [0, 1), as dropout is
+    if ignore_index is not None:
+        require_int("ignore_index", ignore_index)
+    # One pass over the ids (small beside the logits): gather would fail with an index
+    # error that names neither the argument nor the id.
+    require_class_ids("target", target, logits.shape[-1], ignore_index)
+    target = target.long()  # gather takes int64 indices (no copy when target is already)
     # Half precision is computed in float32; float64 stays float64.
     work_dtype = torch.promote_types(logits.dtype, torch.float32)
     log_probs = F.log_softmax(logits.to(work_dtype), dim=-1).reshape(-1, logits.shape[-1])  # (N, V)

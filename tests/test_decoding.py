@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import itertools
+import math
 
 import pytest
 import torch
 
-from attnlib.decoding import beam_search, greedy_decode
+from attnlib.decoding import beam_search, beam_search_with_scores, greedy_decode
 from attnlib.transformer import Transformer, TransformerConfig
 
 PAD, BOS = 0, 1
@@ -245,6 +246,51 @@ def test_bad_arguments(kwargs: dict, error: type, match: str) -> None:
         greedy_arguments = {key: value for key, value in arguments.items() if key != "beam_size"}
         with pytest.raises(error, match=match):
             greedy_decode(model, _sources([3], seed=0), **greedy_arguments)
+
+
+@pytest.mark.parametrize("search", [beam_search, beam_search_with_scores])
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        (
+            {"length_penalty": math.nan},
+            ValueError,
+            "length_penalty must be a finite number, got nan",
+        ),
+        (
+            {"length_penalty": math.inf},
+            ValueError,
+            "length_penalty must be a finite number, got inf",
+        ),
+        (
+            {"length_penalty": -math.inf},
+            ValueError,
+            "length_penalty must be a finite number, got -inf",
+        ),
+        ({"length_penalty": "0.6"}, TypeError, "length_penalty must be a number, got str"),
+        ({"length_penalty": True}, TypeError, "length_penalty must be a number, got bool"),
+        (
+            {"penalty": "linear"},
+            ValueError,
+            r"penalty must be one of \('power', 'gnmt'\), got 'linear'",
+        ),
+        ({"penalty": None}, TypeError, "penalty must be a str"),
+    ],
+)
+def test_bad_length_penalties(search, kwargs: dict, error: type, match: str) -> None:
+    model = _model(0)
+    with pytest.raises(error, match=match):
+        search(model, _sources([3], seed=0), BOS, 2, max_len=4, beam_size=2, **kwargs)
+
+
+@pytest.mark.parametrize("penalty", ["power", "gnmt"])
+def test_finite_length_penalties_of_any_sign_give_finite_scores(penalty: str) -> None:
+    model = _model(0)
+    for alpha in (-0.5, 0.0, 0.6, 2.0):
+        _, scores = beam_search_with_scores(
+            model, _sources([3, 4], seed=0), BOS, 2, 4, 2, length_penalty=alpha, penalty=penalty
+        )
+        assert torch.isfinite(scores).all()
 
 
 def test_bad_sources_get_the_models_errors() -> None:

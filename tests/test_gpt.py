@@ -153,6 +153,76 @@ def test_kv_cache_rejects_keys_and_values_of_different_shapes() -> None:
         cache.append(torch.randn(3, 4, 5), torch.randn(3, 4, 5))
 
 
+@pytest.mark.parametrize(
+    ("dtype", "match"),
+    [
+        (
+            torch.float64,
+            r"new keys and values of dtype torch\.float64 cannot be appended to a "
+            r"cache that holds torch\.float32",
+        ),
+        (torch.float16, r"of dtype torch\.float16 .* holds torch\.float32: convert them"),
+    ],
+)
+def test_kv_cache_refuses_another_dtype_instead_of_promoting(
+    dtype: torch.dtype, match: str
+) -> None:
+    cache = KVCache()
+    cache.append(torch.randn(2, 3, 4, 5), torch.randn(2, 3, 4, 5))
+    new = torch.randn(2, 3, 1, 5, dtype=dtype)
+    with pytest.raises(TypeError, match=match):
+        cache.append(new, new.clone())
+    assert len(cache) == 4 and cache.keys.dtype == cache.values.dtype == torch.float32
+
+
+@pytest.mark.parametrize(
+    ("keys", "values", "error", "match"),
+    [
+        (
+            torch.randn(2, 3, 1, 5),
+            torch.randn(2, 3, 1, 5, dtype=torch.float64),
+            TypeError,
+            r"keys and values must share a dtype, got keys torch\.float32 and values "
+            r"torch\.float64",
+        ),
+        (
+            torch.randn(2, 3, 1, 5, device="meta"),
+            torch.randn(2, 3, 1, 5),
+            ValueError,
+            "keys and values must be on one device, got keys on meta and values on cpu",
+        ),
+        (
+            torch.ones(2, 3, 1, 5, dtype=torch.long),
+            torch.randn(2, 3, 1, 5),
+            TypeError,
+            "keys must have a floating",
+        ),
+        (torch.randn(2, 3, 1, 5), [[1.0]], TypeError, "values must be a torch.Tensor, got list"),
+    ],
+)
+@pytest.mark.parametrize("cached", [False, True])
+def test_kv_cache_refuses_keys_and_values_that_do_not_match(
+    keys, values, error: type, match: str, cached: bool
+) -> None:
+    cache = KVCache()
+    if cached:
+        cache.append(torch.randn(2, 3, 4, 5), torch.randn(2, 3, 4, 5))
+    with pytest.raises(error, match=match):
+        cache.append(keys, values)
+    assert len(cache) == (4 if cached else 0)
+
+
+def test_kv_cache_refuses_another_device() -> None:
+    cache = KVCache()
+    cache.append(torch.randn(2, 3, 4, 5), torch.randn(2, 3, 4, 5))
+    new = torch.randn(2, 3, 1, 5, device="meta")  # a second device every machine has
+    with pytest.raises(
+        ValueError, match="new keys and values on meta cannot be appended to a cache on cpu"
+    ):
+        cache.append(new, new)
+    assert len(cache) == 4 and cache.keys.device.type == "cpu"
+
+
 @pytest.mark.parametrize("chunks", [[1] * 6, [2, 1, 3], [4, 2], [6]])
 def test_attention_with_a_cache_equals_full_causal_attention(chunks: list[int]) -> None:
     torch.manual_seed(0)

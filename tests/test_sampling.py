@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
 from hypothesis import given, settings
@@ -111,3 +113,106 @@ def test_generate_takes_top_p_and_refuses_a_bad_one() -> None:
             model.generate(idx, 1, top_p=bad)
     with pytest.raises(TypeError, match="top_p must be a number"):
         model.generate(idx, 1, top_p="0.9")  # type: ignore[arg-type]
+
+
+# --- bad input ---------------------------------------------------------------------------
+
+LOGITS = torch.tensor([[0.5, -1.0, 2.0, 0.0], [1.0, 0.0, -2.0, 3.0]])  # (B, V)
+
+
+@pytest.mark.parametrize("fn", [next_token_probs, sample_next_token])
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"temperature": -1.0}, ValueError, "temperature must be >= 0 and finite, got -1.0"),
+        ({"temperature": math.inf}, ValueError, "temperature must be >= 0 and finite, got inf"),
+        ({"temperature": math.nan}, ValueError, "temperature must be >= 0 and finite, got nan"),
+        ({"temperature": "1"}, TypeError, "temperature must be a number, got str"),
+        ({"temperature": None}, TypeError, "temperature must be a number, got NoneType"),
+        ({"top_k": 0}, ValueError, "top_k must be a positive int, got 0"),
+        ({"top_k": -2}, ValueError, "top_k must be a positive int, got -2"),
+        ({"top_k": "3"}, TypeError, "top_k must be an int, got str"),
+        ({"top_k": 2.0}, TypeError, "top_k must be an int, got float"),
+        ({"top_p": 1.5}, ValueError, r"top_p must be in \(0, 1\], got 1.5"),
+        ({"top_p": 0.0}, ValueError, r"top_p must be in \(0, 1\], got 0.0"),
+        ({"top_p": math.nan}, ValueError, r"top_p must be in \(0, 1\], got nan"),
+        ({"top_p": "0.9"}, TypeError, "top_p must be a number, got str"),
+        (
+            {"logits": LOGITS.long()},
+            TypeError,
+            "logits must have a floating-point dtype, got torch.int64",
+        ),
+        ({"logits": [[0.5, 1.0]]}, TypeError, "logits must be a torch.Tensor, got list"),
+        ({"logits": torch.tensor(1.0)}, ValueError, r"logits must have shape \(\.\.\., V\)"),
+    ],
+)
+def test_sampler_refuses_bad_arguments(fn, kwargs: dict, error: type, match: str) -> None:
+    arguments = {"logits": LOGITS, "temperature": 1.0, **kwargs}
+    with pytest.raises(error, match=match):
+        fn(**arguments)
+
+
+@pytest.mark.parametrize(
+    ("logits", "match"),
+    [
+        (
+            [[0.5, math.nan, 1.0]],
+            r"logits holds NaN \(1 of 3 values, the first at index \(0, 1\)\)",
+        ),
+        ([[0.5, math.inf, 1.0]], r"logits holds \+inf \(1 of 3 values"),
+        (
+            [[0.5, 1.0], [-math.inf, -math.inf]],
+            r"logits has 1 row\(s\) .* the first logits\[1, :\]",
+        ),
+    ],
+)
+@pytest.mark.parametrize("temperature", [0.0, 1.0])
+def test_next_token_probs_refuses_logits_with_no_distribution(
+    logits: list, match: str, temperature: float
+) -> None:
+    with pytest.raises(ValueError, match=match):
+        next_token_probs(torch.tensor(logits), temperature)
+
+
+def test_minus_inf_logits_beside_finite_ones_are_tokens_left_out() -> None:
+    logits = torch.tensor([[0.0, -math.inf, math.log(3.0)]])
+    torch.testing.assert_close(next_token_probs(logits, 1.0), torch.tensor([[0.25, 0.0, 0.75]]))
+    assert next_token_probs(logits, 1.0, top_k=10).sum() == 1  # a top_k above V keeps all
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"logits": LOGITS[None]}, ValueError, r"logits must have shape \(B, V\), got \(1, 2, 4\)"),
+        ({"logits": LOGITS[0]}, ValueError, r"logits must have shape \(B, V\), got \(4,\)"),
+        ({"generator": 0}, TypeError, "generator must be a torch.Generator or None, got int"),
+    ],
+)
+def test_sample_next_token_refuses_bad_arguments(kwargs: dict, error: type, match: str) -> None:
+    arguments = {"logits": LOGITS, "temperature": 1.0, **kwargs}
+    with pytest.raises(error, match=match):
+        sample_next_token(**arguments)
+
+
+@pytest.mark.parametrize(
+    ("probs", "top_p", "error", "match"),
+    [
+        (PROBS, 1.5, ValueError, r"top_p must be in \(0, 1\], got 1.5"),
+        (PROBS, 0.0, ValueError, r"top_p must be in \(0, 1\], got 0.0"),
+        (PROBS, None, TypeError, "top_p must be a number, got NoneType"),
+        (PROBS.tolist(), 0.9, TypeError, "probs must be a torch.Tensor, got list"),
+        (torch.tensor([1, 0]), 0.9, TypeError, "probs must have a floating-point dtype"),
+        (torch.tensor(1.0), 0.9, ValueError, r"probs must have shape \(\.\.\., V\)"),
+        (
+            torch.tensor([0.5, -0.5, 1.0]),
+            0.9,
+            ValueError,
+            r"probs must hold .* in \[0, 1\], got values from -0.5 to 1",
+        ),
+        (torch.tensor([0.5, math.nan]), 0.9, ValueError, r"probs holds NaN \(1 of 2 values"),
+        (torch.tensor([0.5, 2.0]), 0.9, ValueError, "probs must hold probabilities in"),
+    ],
+)
+def test_nucleus_refuses_bad_arguments(probs, top_p, error: type, match: str) -> None:
+    with pytest.raises(error, match=match):
+        nucleus(probs, top_p)

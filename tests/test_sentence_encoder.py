@@ -127,6 +127,29 @@ def test_semantic_search_by_cosine() -> None:
         semantic_search(torch.ones(3), corpus)
 
 
+@pytest.mark.parametrize(
+    ("queries", "corpus", "k", "error", "match"),
+    [
+        (torch.ones(1, 2), torch.ones(0, 2), 3, ValueError, r"corpus is empty \(shape \(0, 2\)\)"),
+        (torch.ones(1, 2), torch.ones(0, 2), 1, ValueError, "corpus is empty"),
+        (torch.ones(1, 2), torch.ones(3, 2), 0, ValueError, "k must be a positive int, got 0"),
+        (
+            torch.ones(1, 2),
+            torch.ones(3, 2),
+            4,
+            ValueError,
+            r"k must be an int in \[1, 3\] .*got 4",
+        ),
+        (torch.ones(1, 2), torch.ones(3, 2), "2", TypeError, "k must be an int, got str"),
+        (torch.ones(1, 2), torch.ones(3, 2), 2.0, TypeError, "k must be an int, got float"),
+        (torch.ones(1, 2), torch.ones(3, 2), True, TypeError, "k must be an int, got bool"),
+    ],
+)
+def test_semantic_search_bad_input(queries, corpus, k, error: type, match: str) -> None:
+    with pytest.raises(error, match=match):
+        semantic_search(queries, corpus, k=k)
+
+
 def test_config_is_all_minilm_l6_v2(minilm: SentenceEncoder) -> None:
     config = minilm.config
     assert (config.d_model, config.num_heads, config.num_layers, config.d_ff) == (384, 12, 6, 1536)

@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from attnlib import naive_softmax, softmax, softmax_jacobian
+from attnlib.softmax import _softmax
 
 SHAPES = [(5,), (3, 4), (2, 3, 7), (2, 1, 3, 6)]
 
@@ -59,9 +60,45 @@ def test_temperature_limits() -> None:
     assert float(softmax(x, temperature=0.01)[-1]) > 1 - 1e-6
 
 
-def test_softmax_all_minus_inf_row_follows_torch() -> None:
-    x = torch.full((3,), -torch.inf)
-    assert torch.isnan(softmax(x)).all() and torch.isnan(torch.softmax(x, -1)).all()
+NAN, INF = math.nan, math.inf
+
+
+@pytest.mark.parametrize("fn", [softmax, naive_softmax])
+@pytest.mark.parametrize(
+    ("x", "dim", "match"),
+    [
+        ([1.0, NAN, 2.0], -1, r"x holds NaN \(1 of 3 values, the first at index \(1,\)\)"),
+        ([[0.0, 1.0], [INF, NAN]], -1, r"x holds NaN \(1 of 4 values, the first at index \(1, 1\)"),
+        ([[0.0, 1.0], [INF, 0.0]], -1, r"x holds \+inf \(1 of 4 values, the first at index \(1, 0"),
+        (
+            [-INF, -INF, -INF],
+            -1,
+            r"x has 1 row\(s\) along dim=0 with no finite score, the first x\[:\]",
+        ),
+        ([[0.0, -INF], [-INF, -INF]], -1, r"the first x\[1, :\] \(all -inf\).*attnlib\.masks"),
+        ([[0.0, -INF], [1.0, -INF]], 0, r"along dim=0 with no finite score, the first x\[:, 1\]"),
+        ([[-INF, -INF], [-INF, -INF]], 1, r"x has 2 row\(s\) .*finfo\(x\.dtype\)\.min, not -inf"),
+    ],
+)
+def test_scores_whose_softmax_would_be_nan_are_refused(fn, x: list, dim: int, match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        fn(torch.tensor(x), dim=dim)
+
+
+def test_minus_inf_beside_a_finite_score_is_a_weight_of_zero() -> None:
+    x = torch.tensor([[0.0, -INF, math.log(3.0)], [-INF, 2.0, -INF]])
+    expected = torch.tensor([[0.25, 0.0, 0.75], [0.0, 1.0, 0.0]])
+    torch.testing.assert_close(softmax(x), expected)
+    torch.testing.assert_close(softmax(x, temperature=0.5), torch.softmax(x / 0.5, -1))
+    torch.testing.assert_close(naive_softmax(x), expected)
+
+
+def test_the_unchecked_softmax_is_the_same_maths(generator: torch.Generator) -> None:
+    x = torch.randn(3, 4, 5, generator=generator) * 10
+    for dim, temperature in [(-1, 1.0), (1, 0.3), (0, 2.0)]:
+        assert torch.equal(_softmax(x, dim, temperature), softmax(x, dim, temperature))
+    # It takes scores as they come: attention hands it only finite ones.
+    assert torch.isnan(_softmax(torch.full((3,), -INF))).all()
 
 
 def test_softmax_gradient_matches_torch(generator: torch.Generator) -> None:

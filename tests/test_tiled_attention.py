@@ -206,6 +206,37 @@ def test_bad_input() -> None:
         tiled_attention(q, k[:, :2], v)
 
 
+@pytest.mark.parametrize("name", ["q", "k", "v"])
+@pytest.mark.parametrize(
+    ("value", "match"),
+    [
+        (math.nan, r"holds NaN \(1 of \d+ values, the first at index \(2, 1\)\)"),
+        (
+            math.inf,
+            r"holds inf \(1 of \d+ values, the first at index \(2, 1\)\); it must be finite",
+        ),
+        (-math.inf, r"holds inf \(1 of \d+ values.*pass a bool mask instead"),
+    ],
+)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_non_finite_inputs_are_refused(
+    name: str, value: float, match: str, dtype: torch.dtype
+) -> None:
+    inputs = dict(zip("qkv", _qkv(SHAPES[1], dtype=dtype), strict=True))
+    inputs[name][2, 1] = value
+    with pytest.raises(ValueError, match=f"^{name} {match}"):
+        tiled_attention(**inputs, tile_size=2)
+
+
+def test_a_tensor_holding_both_nan_and_inf_is_called_nan() -> None:
+    q, k, v = _qkv(SHAPES[2])
+    v[1, 2, 3, 4], v[0, 0, 0, 0] = math.inf, math.nan
+    with pytest.raises(
+        ValueError, match=r"^v holds NaN \(1 of 330 values, the first at index \(0, 0, 0, 0\)\)"
+    ):
+        tiled_attention(q, k, v)
+
+
 # --- the online softmax ------------------------------------------------------------------
 
 

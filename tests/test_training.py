@@ -132,6 +132,95 @@ def test_label_smoothing_bad_inputs() -> None:
         label_smoothed_cross_entropy(logits, target, smoothing=-0.1)
 
 
+def _with(target: torch.Tensor, index: tuple[int, ...], value: int) -> torch.Tensor:
+    target = target.clone()
+    target[index] = value
+    return target
+
+
+_LOGITS, _TARGET = _logits_and_target((3, 4), 5, seed=6)
+
+
+@pytest.mark.parametrize(
+    ("logits", "target", "kwargs", "error", "match"),
+    [
+        (
+            _LOGITS,
+            _TARGET.float(),
+            {},
+            TypeError,
+            "target must hold integer ids .*got dtype torch.float32",
+        ),
+        (
+            _LOGITS,
+            _TARGET.bool(),
+            {},
+            TypeError,
+            "target must hold integer ids .*got dtype torch.bool",
+        ),
+        (_LOGITS, _TARGET.tolist(), {}, TypeError, "target must be a torch.Tensor, got list"),
+        (_LOGITS.long(), _TARGET, {}, TypeError, "logits must have a floating-point dtype"),
+        (_LOGITS.tolist(), _TARGET, {}, TypeError, "logits must be a torch.Tensor, got list"),
+        (
+            torch.tensor(1.0),
+            torch.tensor(0),
+            {},
+            ValueError,
+            r"logits must have shape \(\.\.\., V\)",
+        ),
+        (
+            _LOGITS,
+            _with(_TARGET, (1, 2), 5),
+            {},
+            ValueError,
+            r"target holds ids outside \[0, 5\): 5 at index \(1, 2\), 1 of 12 in all",
+        ),
+        (
+            _LOGITS,
+            _with(_TARGET, (2, 0), -1),
+            {},
+            ValueError,
+            r"target holds ids outside \[0, 5\): -1 at index \(2, 0\)",
+        ),
+        (
+            _LOGITS,
+            _with(_with(_TARGET, (0, 0), -100), (0, 3), 7),
+            {"ignore_index": -100},
+            ValueError,
+            r"outside \[0, 5\) \(or ignore_index=-100\): 7 at index \(0, 3\), 1 of 12",
+        ),
+        (
+            _LOGITS,
+            _TARGET,
+            {"ignore_index": 0.0},
+            TypeError,
+            "ignore_index must be an int, got float",
+        ),
+        (_LOGITS, _TARGET, {"smoothing": "0.1"}, TypeError, "smoothing must be a number, got str"),
+    ],
+)
+def test_label_smoothing_refuses_bad_targets(
+    logits, target, kwargs: dict, error: type, match: str
+) -> None:
+    with pytest.raises(error, match=match):
+        label_smoothed_cross_entropy(logits, target, **kwargs)
+
+
+@pytest.mark.parametrize("ignore_index", [-100, 5, 0])
+def test_an_ignored_id_may_lie_outside_the_vocabulary(ignore_index: int) -> None:
+    target = _with(_TARGET, (1, 1), ignore_index)
+    ours = label_smoothed_cross_entropy(_LOGITS, target, 0.1, ignore_index=ignore_index)
+    theirs = F.cross_entropy(
+        _LOGITS.reshape(-1, 5), target.reshape(-1), label_smoothing=0.1, ignore_index=ignore_index
+    )
+    torch.testing.assert_close(ours, theirs)
+
+
+def test_integer_targets_of_any_width_are_ids() -> None:
+    ours = label_smoothed_cross_entropy(_LOGITS, _TARGET.int(), 0.1)
+    torch.testing.assert_close(ours, label_smoothed_cross_entropy(_LOGITS, _TARGET, 0.1))
+
+
 def test_warmup_inverse_sqrt_by_hand() -> None:
     d, w = 512, 4000
     assert warmup_inverse_sqrt(1, d, w) == pytest.approx(1 / math.sqrt(512) / 4000**1.5)
