@@ -5,11 +5,13 @@ Notebook 04.
 
 from __future__ import annotations
 
+import math
+
 import torch
 import torch.nn.functional as F
 
-from attnlib._validate import require_attention_inputs
-from attnlib.softmax import softmax
+from attnlib._validate_attention import require_attention_inputs
+from attnlib.softmax import softmax_unchecked
 
 
 def scaled_dot_product_attention(
@@ -53,14 +55,46 @@ def scaled_dot_product_attention(
         q: ``(..., T_q, d_k)``, k: ``(..., T_k, d_k)``, v: ``(..., T_k, d_v)``;
         out: ``(..., T_q, d_v)``, weights: ``(..., T_q, T_k)``. Leading dims broadcast.
     """
-    mask, scale = require_attention_inputs(q, k, v, mask, dropout_p, scale)
+    mask = require_attention_inputs(q, k, v, mask, dropout_p, scale)
+    return attend(q, k, v, mask, dropout_p, scale)
+
+
+def default_scale(d_k: int) -> float:
+    r"""The paper's :math:`1/\sqrt{d_k}`.
+
+    A dot product of two vectors of ``d_k`` independent unit-variance entries has
+    variance ``d_k``; dividing by :math:`\sqrt{d_k}` brings the scores back to variance 1,
+    where the softmax is not yet saturated (notebook 02). With ``d_k = 0`` there are no
+    scores to scale, so 1.
+    """
+    return 1.0 / math.sqrt(d_k) if d_k > 0 else 1.0
+
+
+def attend(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    mask: torch.Tensor | None = None,
+    dropout_p: float = 0.0,
+    scale: float | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """:func:`scaled_dot_product_attention` without its checks, for callers that checked.
+
+    The layers inside attnlib's models build ``q``, ``k`` and ``v`` themselves and check
+    the mask at their own door, so they call this: every layer, every decoding step.
+
+    Shapes:
+        as :func:`scaled_dot_product_attention`.
+    """
+    if scale is None:
+        scale = default_scale(q.shape[-1])
     scores = (q @ k.transpose(-2, -1)) * scale  # (..., T_q, T_k)
     if mask is not None:
         # The dtype's smallest finite value, not -inf: a fully blocked row then stays
         # finite (uniform) instead of 0/0, and is zeroed just below. (-1e9 would overflow
         # to -inf in float16.)
         scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
-    weights = softmax(scores, dim=-1)  # (..., T_q, T_k)
+    weights = softmax_unchecked(scores, dim=-1)  # (..., T_q, T_k)
     if mask is not None:
         weights = weights.masked_fill(~mask, 0.0)  # blocked pairs exactly 0, empty rows all 0
     if dropout_p > 0.0:
@@ -95,7 +129,25 @@ def fused_attention(
         q: ``(..., T_q, d_k)``, k: ``(..., T_k, d_k)``, v: ``(..., T_k, d_v)``;
         mask broadcastable to ``(..., T_q, T_k)``; returns ``(..., T_q, d_v)``.
     """
-    mask, scale = require_attention_inputs(q, k, v, mask, dropout_p, scale)
+    mask = require_attention_inputs(q, k, v, mask, dropout_p, scale)
+    return attend_fused(q, k, v, mask, dropout_p, scale)
+
+
+def attend_fused(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    mask: torch.Tensor | None = None,
+    dropout_p: float = 0.0,
+    scale: float | None = None,
+) -> torch.Tensor:
+    """:func:`fused_attention` without its checks, for callers that checked (see :func:`attend`).
+
+    Shapes:
+        as :func:`fused_attention`.
+    """
+    if scale is None:
+        scale = default_scale(q.shape[-1])
     out = F.scaled_dot_product_attention(
         q, k, v, attn_mask=mask, dropout_p=dropout_p, scale=scale
     )  # (..., T_q, d_v)

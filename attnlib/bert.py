@@ -20,14 +20,9 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from attnlib._validate import (
-    require_bool_mask,
-    require_length,
-    require_positive,
-    require_positive_int,
-    require_probability,
-    require_token_ids,
-)
+from attnlib._validate import require_positive, require_positive_int, require_probability
+from attnlib._validate_attention import require_bool_mask
+from attnlib._validate_tensors import require_length, require_token_ids
 from attnlib.encoder import Encoder
 from attnlib.masks import padding_mask_from_token_mask
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from attnlib._validate import require_width
+from attnlib._validate import require_positive_int
+from attnlib._validate_tensors import require_dtype_of, require_width
 from attnlib.feed_forward import FeedForward
 from attnlib.multi_head import MultiHeadAttention
 
@@ -110,6 +111,7 @@ class Decoder(nn.Module):
         norm_eps: float = 1e-5,
     ) -> None:
         super().__init__()
+        require_positive_int("num_layers", num_layers)
         self.d_model = d_model
         self.layers = nn.ModuleList(
             DecoderLayer(d_model, num_heads, d_ff, dropout, norm_first, activation, norm_eps)
@@ -126,8 +128,10 @@ class Decoder(nn.Module):
         need_weights: bool = True,
     ) -> tuple[torch.Tensor, list[torch.Tensor | None], list[torch.Tensor | None]]:
         """Run every layer in turn (``need_weights=False``: fused attention, weights ``None``)."""
-        require_width("y", y, self.d_model, ndim=3)  # before a LayerNorm can fail on them
-        require_width("memory", memory, self.d_model, ndim=3)
+        # Before a LayerNorm can fail on them, in torch's words.
+        weight = next(self.parameters())
+        for name, x in (("y", y), ("memory", memory)):
+            require_dtype_of(name, require_width(name, x, self.d_model, ndim=3), weight)
         if memory.shape[0] != y.shape[0]:
             raise ValueError(
                 f"y (B, T, C) and memory (B, S, C) must share the batch size, got "

@@ -8,7 +8,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from attnlib._validate import require_width
+from attnlib._validate import require_positive_int
+from attnlib._validate_tensors import require_dtype_of, require_width
 from attnlib.feed_forward import FeedForward
 from attnlib.multi_head import MultiHeadAttention
 
@@ -90,6 +91,7 @@ class Encoder(nn.Module):
         norm_eps: float = 1e-5,
     ) -> None:
         super().__init__()
+        require_positive_int("num_layers", num_layers)
         self.d_model = d_model
         self.layers = nn.ModuleList(
             EncoderLayer(d_model, num_heads, d_ff, dropout, norm_first, activation, norm_eps)
@@ -101,7 +103,8 @@ class Encoder(nn.Module):
         self, x: torch.Tensor, mask: torch.Tensor | None = None, need_weights: bool = True
     ) -> tuple[torch.Tensor, list[torch.Tensor | None]]:
         """Run every layer in turn (``need_weights=False``: fused attention, weights ``None``)."""
-        require_width("x", x, self.d_model, ndim=3)  # before a LayerNorm can fail on it
+        # Before a LayerNorm can fail on it, in torch's words.
+        require_dtype_of("x", require_width("x", x, self.d_model, ndim=3), next(self.parameters()))
         all_weights = []
         for layer in self.layers:
             x, weights = layer(x, mask, need_weights)

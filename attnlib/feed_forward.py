@@ -10,6 +10,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from attnlib._validate import require_choice, require_positive_int, require_probability
+from attnlib._validate_tensors import require_dtype_of, require_width
 
 ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu}
 
@@ -44,9 +45,10 @@ class FeedForward(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Apply the FFN to each position."""
-        if x.dim() < 1 or x.shape[-1] != self.linear1.in_features:
-            raise ValueError(
-                f"x must have shape (..., d_model={self.linear1.in_features}), got {tuple(x.shape)}"
-            )
+        require_dtype_of(
+            "x",
+            require_width("x", x, self.linear1.in_features, width_name="d_model"),
+            self.linear1.weight,
+        )
         hidden = ACTIVATIONS[self.activation](self.linear1(x))  # (..., d_ff)
         return self.linear2(self.dropout(hidden))  # (..., d_model)

@@ -11,14 +11,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from attnlib._validate import (
-    require_int,
-    require_length,
-    require_number,
-    require_positive_int,
-    require_probability,
-    require_token_ids,
-)
+from attnlib._validate import require_int, require_number, require_positive_int, require_probability
+from attnlib._validate_tensors import require_length, require_token_ids
 from attnlib.feed_forward import FeedForward
 from attnlib.kv_cache import KVCache
 from attnlib.masks import causal_mask

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import torch
 
-from attnlib._validate import require_float_tensor
+from attnlib._validate_tensors import require_float_tensor
 
 
 class KVCache:

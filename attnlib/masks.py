@@ -11,12 +11,9 @@ from __future__ import annotations
 
 import torch
 
-from attnlib._validate import (
-    require_bool_mask,
-    require_int,
-    require_positive_int,
-    require_token_ids,
-)
+from attnlib._validate import require_int, require_positive_int
+from attnlib._validate_attention import require_bool_mask
+from attnlib._validate_tensors import require_token_ids
 
 
 def causal_mask(t_q: int, t_k: int | None = None) -> torch.Tensor:

@@ -8,20 +8,34 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from attnlib._validate import require_positive_int, require_probability, require_width
-from attnlib.attention import fused_attention, scaled_dot_product_attention
+from attnlib._validate import require_positive_int, require_probability
+from attnlib._validate_attention import require_attention_mask
+from attnlib._validate_tensors import require_dims, require_dtype_of, require_width
+from attnlib.attention import attend, attend_fused
 from attnlib.kv_cache import KVCache
 
 
 def split_heads(x: torch.Tensor, num_heads: int) -> torch.Tensor:
     """Cut the model width into ``num_heads`` heads of width ``C / num_heads``.
 
+    Raises ``ValueError`` unless ``x`` is 3-D and ``num_heads`` divides its width.
+
     Shapes:
         x: ``(B, T, C)``; returns ``(B, H, T, C / H)``.
     """
+    require_dims("x", x, "(B, T, C)")
+    require_positive_int("num_heads", num_heads)
+    if x.shape[-1] % num_heads:
+        raise ValueError(
+            f"num_heads={num_heads} must divide the width of x, got x of shape "
+            f"{tuple(x.shape)}: each head gets C / num_heads dims"
+        )
+    return _split_heads(x, num_heads)
+
+
+def _split_heads(x: torch.Tensor, num_heads: int) -> torch.Tensor:
     batch, length, width = x.shape
-    head_size = width // num_heads
-    return x.view(batch, length, num_heads, head_size).transpose(1, 2)  # (B, H, T, D)
+    return x.view(batch, length, num_heads, width // num_heads).transpose(1, 2)  # (B, H, T, D)
 
 
 def merge_heads(x: torch.Tensor) -> torch.Tensor:
@@ -30,6 +44,11 @@ def merge_heads(x: torch.Tensor) -> torch.Tensor:
     Shapes:
         x: ``(B, H, T, D)``; returns ``(B, T, H * D)``.
     """
+    require_dims("x", x, "(B, H, T, D)")
+    return _merge_heads(x)
+
+
+def _merge_heads(x: torch.Tensor) -> torch.Tensor:
     batch, num_heads, length, head_size = x.shape
     return x.transpose(1, 2).contiguous().view(batch, length, num_heads * head_size)  # (B, T, C)
 
@@ -104,24 +123,39 @@ class MultiHeadAttention(nn.Module):
         """
         key = query if key is None else key
         value = key if value is None else value
+        self._require_inputs(query, key, value, mask, cache)
+        q = _split_heads(self.w_q(query), self.num_heads)  # (B, H, T_q, D)
+        k = _split_heads(self.w_k(key), self.num_heads)  # (B, H, T_k, D)
+        v = _split_heads(self.w_v(value), self.num_heads)  # (B, H, T_k, D)
+        if cache is not None:
+            k, v = cache.append(k, v)  # (B, H, T_cached + T_k, D)
+        dropout_p = self.dropout if self.training else 0.0
+        if need_weights:
+            heads, weights = attend(q, k, v, mask, dropout_p)
+        else:
+            heads, weights = attend_fused(q, k, v, mask, dropout_p), None
+        return self.w_o(_merge_heads(heads)), weights  # (B, T_q, C)
+
+    def _require_inputs(
+        self,
+        query: object,
+        key: object,
+        value: object,
+        mask: object,
+        cache: KVCache | None,
+    ) -> None:
+        """Shapes only (no scan of the data): this runs in every layer, every step."""
         for name, x in (("query", query), ("key", key), ("value", value)):
-            require_width(name, x, self.d_model, ndim=3)
+            require_dtype_of(name, require_width(name, x, self.d_model, ndim=3), self.w_q.weight)
         if key.shape[:2] != value.shape[:2] or key.shape[0] != query.shape[0]:
             raise ValueError(
                 f"query, key and value must share the batch size and key/value the length, got "
                 f"query {tuple(query.shape)}, key {tuple(key.shape)}, value {tuple(value.shape)}"
             )
-        q = split_heads(self.w_q(query), self.num_heads)  # (B, H, T_q, D)
-        k = split_heads(self.w_k(key), self.num_heads)  # (B, H, T_k, D)
-        v = split_heads(self.w_v(value), self.num_heads)  # (B, H, T_k, D)
-        if cache is not None:
-            k, v = cache.append(k, v)  # (B, H, T_cached + T_k, D)
-        dropout_p = self.dropout if self.training else 0.0
-        if need_weights:
-            heads, weights = scaled_dot_product_attention(q, k, v, mask=mask, dropout_p=dropout_p)
-        else:
-            heads, weights = fused_attention(q, k, v, mask=mask, dropout_p=dropout_p), None
-        return self.w_o(merge_heads(heads)), weights  # (B, T_q, C)
+        if mask is not None:
+            cached = len(cache) if cache is not None else 0
+            scores = (query.shape[0], self.num_heads, query.shape[1], cached + key.shape[1])
+            require_attention_mask(mask, torch.Size(scores))
 
     @classmethod
     def from_torch(cls, module: nn.MultiheadAttention) -> MultiHeadAttention:

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import torch
 
-from attnlib._validate import require_float_tensor, require_min_ndim
-from attnlib.softmax import softmax
+from attnlib._validate_tensors import require_float_tensor, require_min_ndim
+from attnlib.softmax import softmax_unchecked
 
 
 def naive_self_attention(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -33,6 +33,6 @@ def naive_self_attention(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     require_float_tensor("x", x)
     require_min_ndim("x", x, 2, "(..., T, C)")
     scores = x @ x.transpose(-2, -1)  # (..., T, T)
-    weights = softmax(scores, dim=-1)  # (..., T, T), rows sum to 1
+    weights = softmax_unchecked(scores, dim=-1)  # (..., T, T), rows sum to 1
     out = weights @ x  # (..., T, C)
     return out, weights

@@ -10,13 +10,10 @@ import math
 import torch
 from torch import nn
 
-from attnlib._validate import (
-    require_even,
+from attnlib._validate import require_even, require_int, require_number, require_positive_int
+from attnlib._validate_tensors import (
     require_float_tensor,
-    require_int,
     require_min_ndim,
-    require_number,
-    require_positive_int,
     require_sequence,
     require_tensor,
 )

@@ -10,6 +10,9 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
+from attnlib._validate import require_positive, require_positive_int, require_probability
+from attnlib._validate_tensors import require_width
+
 
 class Residual(nn.Module):
     r"""Wraps a sublayer ``f`` (attention or FFN) with a skip connection and LayerNorm.
@@ -34,6 +37,10 @@ class Residual(nn.Module):
         self, d_model: int, dropout: float = 0.0, norm_first: bool = True, norm_eps: float = 1e-5
     ) -> None:
         super().__init__()
+        require_positive_int("d_model", d_model)
+        require_probability("dropout", dropout)
+        # ε = 0 divides by zero on a constant vector; a negative ε can take a negative root.
+        require_positive("norm_eps", norm_eps)
         self.norm = nn.LayerNorm(d_model, eps=norm_eps)
         self.dropout = nn.Dropout(dropout)
         self.norm_first = norm_first
@@ -42,9 +49,7 @@ class Residual(nn.Module):
         self, x: torch.Tensor, sublayer: Callable[[torch.Tensor], torch.Tensor]
     ) -> torch.Tensor:
         """``x`` plus the sublayer's output, normalised before (pre-norm) or after (post-norm)."""
-        width = self.norm.normalized_shape[0]
-        if x.dim() < 1 or x.shape[-1] != width:
-            raise ValueError(f"x must have shape (..., d_model={width}), got {tuple(x.shape)}")
+        require_width("x", x, self.norm.normalized_shape[0], width_name="d_model")
         if self.norm_first:
             return x + self.dropout(sublayer(self.norm(x)))
         return self.norm(x + self.dropout(sublayer(x)))

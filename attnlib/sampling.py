@@ -11,13 +11,11 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from attnlib._validate import (
+from attnlib._validate import require_non_negative, require_positive_int, require_probability
+from attnlib._validate_tensors import (
     require_float_tensor,
     require_min_ndim,
-    require_non_negative,
-    require_positive_int,
     require_probabilities,
-    require_probability,
     require_scores,
 )
 

@@ -21,13 +21,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import torch
 from torch import nn
 
 from attnlib._validate import require_positive_int, require_texts
 from attnlib.bert import BertConfig, BertModel
-from attnlib.formats.wordpiece import WordPieceTokenizer
+from attnlib.tokenizer import Tokenizer
 
 
 def mean_pool(hidden: torch.Tensor, token_mask: torch.Tensor) -> torch.Tensor:
@@ -71,6 +72,16 @@ class SentenceEncoderOutput:
     attentions: torch.Tensor | None
 
 
+class PieceTokenizer(Tokenizer, Protocol):
+    """A :class:`~attnlib.tokenizer.Tokenizer` that also names the sub-word piece of each id.
+
+    :class:`~attnlib.formats.wordpiece.WordPieceTokenizer` is one; the encoder needs no
+    more than this, so it does not depend on the file formats it is loaded from.
+    """
+
+    def ids_to_pieces(self, ids: Sequence[int] | torch.Tensor) -> list[str]: ...
+
+
 class SentenceEncoder(nn.Module):
     """A BERT encoder with mean pooling and L2 normalisation: text in, unit vectors out.
 
@@ -78,7 +89,7 @@ class SentenceEncoder(nn.Module):
     :meth:`tokenize` and :meth:`forward` expose the steps for looking inside.
     """
 
-    def __init__(self, bert: BertModel, tokenizer: WordPieceTokenizer) -> None:
+    def __init__(self, bert: BertModel, tokenizer: PieceTokenizer) -> None:
         super().__init__()
         if tokenizer.vocab_size != bert.config.vocab_size:
             raise ValueError(
@@ -96,7 +107,7 @@ class SentenceEncoder(nn.Module):
     def tokenize(self, texts: Sequence[str]) -> tuple[torch.Tensor, torch.Tensor]:
         """WordPiece ids of each text, framed by ``[CLS]``/``[SEP]``, cropped and padded.
 
-        The tokenizer's :meth:`~attnlib.formats.wordpiece.WordPieceTokenizer.encode_batch`.
+        The tokenizer's ``encode_batch`` (for MiniLM, WordPiece's).
 
         Shapes:
             returns ``input_ids (N, T)`` long and ``attention_mask (N, T)`` bool,

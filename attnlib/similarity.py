@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import torch
 
-from attnlib._validate import require_number, require_same_width
+from attnlib._validate import require_number
+from attnlib._validate_tensors import require_same_width
 
 
 def dot(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:

@@ -8,7 +8,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from attnlib._validate import require_positive_int, require_probability, require_sequence
+from attnlib._validate import require_positive_int, require_probability
+from attnlib._validate_tensors import require_dtype_of, require_sequence
 from attnlib.attention import scaled_dot_product_attention
 
 
@@ -67,7 +68,19 @@ class AttentionHead(nn.Module):
         key = query if key is None else key
         value = key if value is None else value
         for name, x in (("query", query), ("key", key), ("value", value)):
-            require_sequence(name, x, self.d_model)
+            self._require_input(name, x)
+        return self._attend(query, key, value, mask)
+
+    def _require_input(self, name: str, x: object) -> None:
+        require_dtype_of(name, require_sequence(name, x, self.d_model), self.w_q.weight)
+
+    def _attend(
+        self,
+        query: torch.Tensor,
+        key: torch.Tensor,
+        value: torch.Tensor,
+        mask: torch.Tensor | None,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         q = self.w_q(query)  # (..., T_q, d_k)
         k = self.w_k(key)  # (..., T_k, d_k)
         v = self.w_v(value)  # (..., T_k, d_v)
@@ -86,4 +99,5 @@ class SelfAttention(AttentionHead):
         self, x: torch.Tensor, mask: torch.Tensor | None = None
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """Self-attention over ``x``."""
-        return super().forward(x, mask=mask)
+        self._require_input("x", x)
+        return self._attend(x, x, x, mask)

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import torch
 
-from attnlib._validate import (
+from attnlib._validate import require_positive
+from attnlib._validate_tensors import (
     require_dim_index,
     require_float_tensor,
     require_min_ndim,
-    require_positive,
     require_scores,
 )
 
@@ -61,7 +61,7 @@ def softmax(x: torch.Tensor, dim: int = -1, temperature: float = 1.0) -> torch.T
     return _exp_over_sum(x, dim, temperature, top)
 
 
-def _softmax(x: torch.Tensor, dim: int = -1, temperature: float = 1.0) -> torch.Tensor:
+def softmax_unchecked(x: torch.Tensor, dim: int = -1, temperature: float = 1.0) -> torch.Tensor:
     """:func:`softmax` without its checks, for callers that made them or need none.
 
     Attention calls this at every layer and decoding step on scores it built itself,

@@ -29,13 +29,10 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from attnlib._validate import (
-    require_attention_inputs,
-    require_finite,
-    require_float_tensor,
-    require_min_ndim,
-    require_positive_int,
-)
+from attnlib._validate import require_positive_int
+from attnlib._validate_attention import require_attention_inputs
+from attnlib._validate_tensors import require_finite, require_float_tensor, require_min_ndim
+from attnlib.attention import default_scale
 
 
 @dataclass(frozen=True, eq=False)
@@ -157,7 +154,8 @@ def tiled_attention(
         q: ``(..., T_q, d_k)``, k: ``(..., T_k, d_k)``, v: ``(..., T_k, d_v)``;
         returns ``(..., T_q, d_v)``.
     """
-    mask, scale = require_attention_inputs(q, k, v, mask, dropout_p, scale)
+    mask = require_attention_inputs(q, k, v, mask, dropout_p, scale)
+    scale = default_scale(q.shape[-1]) if scale is None else scale
     require_positive_int("tile_size", tile_size)
     # NaN or inf in q, k or v would come out as NaN without a word. One read of each, at
     # the door: O(T·d) beside the loop's O(T_q·T_k·d).

@@ -11,13 +11,8 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from attnlib._validate import (
-    require_int,
-    require_length,
-    require_positive_int,
-    require_probability,
-    require_token_ids,
-)
+from attnlib._validate import require_int, require_positive_int, require_probability
+from attnlib._validate_tensors import require_length, require_token_ids
 from attnlib.decoder import Decoder
 from attnlib.encoder import Encoder
 from attnlib.masks import causal_mask, padding_mask_from_ids
@@ -175,6 +170,11 @@ class Transformer(nn.Module):
             layer (``None`` each with ``need_weights=False``).
         """
         self._require_ids("tgt", tgt, self.config.tgt_vocab_size)
+        if isinstance(memory, torch.Tensor) and memory.dim() == 3 and memory.shape[0] != len(tgt):
+            raise ValueError(
+                f"memory (B, S, C) must come from a source batch of tgt's size B, got memory "
+                f"{tuple(memory.shape)} and tgt {tuple(tgt.shape)}"
+            )
         length = tgt.shape[1]
         self_mask = causal_mask(length).to(tgt.device) & padding_mask_from_ids(
             tgt, self.config.pad_id
@@ -184,8 +184,18 @@ class Transformer(nn.Module):
         )
         return self.output(y), self_weights, cross_weights  # (B, T, V)
 
+    def _require_pair(self, src: object, tgt: object) -> None:
+        self._require_ids("src", src, self.config.src_vocab_size)
+        self._require_ids("tgt", tgt, self.config.tgt_vocab_size)
+        if src.shape[0] != tgt.shape[0]:
+            raise ValueError(
+                f"src (B, S) and tgt (B, T) must hold the same number of sequences B, got "
+                f"src {tuple(src.shape)} and tgt {tuple(tgt.shape)}"
+            )
+
     def forward(self, src: torch.Tensor, tgt: torch.Tensor) -> torch.Tensor:
         """Logits ``(B, T, tgt_vocab_size)`` for teacher-forced decoder input ``tgt``."""
+        self._require_pair(src, tgt)
         memory, src_mask, _ = self.encode(src, need_weights=False)
         logits, _, _ = self.decode(tgt, memory, src_mask, need_weights=False)
         return logits
@@ -193,6 +203,7 @@ class Transformer(nn.Module):
     @torch.no_grad()
     def attention_maps(self, src: torch.Tensor, tgt: torch.Tensor) -> AttentionMaps:
         """All attention weights for one (src, tgt) pair of batches, for plotting."""
+        self._require_pair(src, tgt)
         memory, src_mask, encoder_weights = self.encode(src)
         _, self_weights, cross_weights = self.decode(tgt, memory, src_mask)
         return AttentionMaps(encoder_weights, self_weights, cross_weights)

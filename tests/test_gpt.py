@@ -469,7 +469,7 @@ def test_the_cache_is_used_while_the_context_fits_and_dropped_once_it_slides() -
 
 def test_generate_checks_the_prompt_once_not_every_step(monkeypatch: pytest.MonkeyPatch) -> None:
     import attnlib.gpt
-    from attnlib._validate import require_token_ids
+    from attnlib._validate_tensors import require_token_ids
 
     calls = []
 

@@ -201,7 +201,7 @@ def test_each_path_calls_its_function(monkeypatch: pytest.MonkeyPatch) -> None:
     import attnlib.multi_head
 
     calls = []
-    for name in ("scaled_dot_product_attention", "fused_attention"):
+    for name in ("attend", "attend_fused"):  # the unchecked paths: MHA checked its inputs
         original = getattr(attnlib.multi_head, name)
 
         def spy(*args, _name=name, _original=original, **kwargs):
@@ -212,7 +212,7 @@ def test_each_path_calls_its_function(monkeypatch: pytest.MonkeyPatch) -> None:
     mha, x = MultiHeadAttention(8, 2), torch.randn(1, 3, 8)
     mha(x)
     mha(x, need_weights=False)
-    assert calls == ["scaled_dot_product_attention", "fused_attention"]
+    assert calls == ["attend", "attend_fused"]
 
 
 def test_there_is_no_backend_argument() -> None:

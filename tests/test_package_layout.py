@@ -32,6 +32,7 @@ CONCEPTS = [
     "encoder",
     "decoder",
     "transformer",
+    "tokenizer",
     "training",
     "decoding",
     "checkpoints",
@@ -95,6 +96,53 @@ def test_no_module_imports_another_modules_private_names(path: Path) -> None:
         if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("attnlib"):
             private = [a.name for a in node.names if a.name.startswith("_")]
             assert not private, f"{_name(path)} imports {private} from {node.module}"
+
+
+# The floors of the package, lowest first: a module imports from its own floor or below.
+# The model (the top-level modules) knows nothing of file formats; formats know nothing of
+# the course; the course nothing of its checkers; the checkers nothing of the grader.
+FLOORS = ("model", "formats", "course", "checks", "grading")
+
+
+def _floor(module: str) -> int:
+    parts = module.split(".")
+    return FLOORS.index(parts[1]) if len(parts) > 1 and parts[1] in FLOORS else 0
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _attnlib_imports(path: Path) -> list[tuple[str, list[str]]]:
+    """Each import of an attnlib module: ``(module, names imported from it)``."""
+    imported = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            imported.append((node.module, [alias.name for alias in node.names]))
+        elif isinstance(node, ast.Import):
+            imported.extend((alias.name, []) for alias in node.names)
+    return [(module, names) for module, names in imported if module.split(".")[0] == "attnlib"]
+
+
+def _is_submodule(package: str, name: str) -> bool:
+    folder = PACKAGE.parent / package.replace(".", "/") / name
+    return folder.with_suffix(".py").is_file() or (folder / "__init__.py").is_file()
+
+
+@pytest.mark.parametrize("path", [p for p in MODULES if p != PACKAGE / "__init__.py"], ids=_name)
+def test_imports_run_down_the_floors_only(path: Path) -> None:
+    own = _module_name(path)
+    package = ".".join(own.split(".")[:2])
+    for imported, names in _attnlib_imports(path):
+        assert _floor(imported) <= _floor(own), (
+            f"{own} ({FLOORS[_floor(own)]}) imports {imported} ({FLOORS[_floor(imported)]})"
+        )
+        # A module of a sub-package takes nothing from that sub-package's __init__, which
+        # imports it (the arrow would run back up); naming a sibling module through it is fine.
+        if imported == package and own != package:
+            taken = [name for name in names if not _is_submodule(package, name)]
+            assert not taken, f"{own} takes {taken} from its package's __init__"
 
 
 def _code(notebook: Path) -> str:

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from attnlib import naive_softmax, softmax, softmax_jacobian
-from attnlib.softmax import _softmax
+from attnlib.softmax import softmax_unchecked
 
 SHAPES = [(5,), (3, 4), (2, 3, 7), (2, 1, 3, 6)]
 
@@ -96,9 +96,9 @@ def test_minus_inf_beside_a_finite_score_is_a_weight_of_zero() -> None:
 def test_the_unchecked_softmax_is_the_same_maths(generator: torch.Generator) -> None:
     x = torch.randn(3, 4, 5, generator=generator) * 10
     for dim, temperature in [(-1, 1.0), (1, 0.3), (0, 2.0)]:
-        assert torch.equal(_softmax(x, dim, temperature), softmax(x, dim, temperature))
+        assert torch.equal(softmax_unchecked(x, dim, temperature), softmax(x, dim, temperature))
     # It takes scores as they come: attention hands it only finite ones.
-    assert torch.isnan(_softmax(torch.full((3,), -INF))).all()
+    assert torch.isnan(softmax_unchecked(torch.full((3,), -INF))).all()
 
 
 def test_softmax_gradient_matches_torch(generator: torch.Generator) -> None:

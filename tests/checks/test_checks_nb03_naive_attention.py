@@ -425,6 +425,14 @@ def _local(x: Tensor, allowed: Tensor, fill: float = float("-inf"), scale: float
     return w @ x, w
 
 
+def local_no_diagonal_attnlib(x: Tensor, window: int) -> Pair:
+    t = x.shape[-2]
+    i = torch.arange(t)
+    hidden = (i[None, :] >= i[:, None]) | (i[:, None] - i[None, :] > window)  # itself too
+    w = attnlib.softmax((x @ x.mT).masked_fill(hidden, float("-inf")), dim=-1)
+    return w @ x, w
+
+
 def _tri(t: int, lower: int, upper: int) -> Tensor:
     ones = torch.ones(t, t, dtype=torch.bool)
     return ones.tril(upper) & ones.triu(lower)
@@ -436,6 +444,7 @@ LOCAL_WRONG = {
     "window + 1": (lambda x, w: _local(x, _tri(x.shape[-2], -w, 0)), "window + 1 positions"),
     "window - 1": (lambda x, w: _local(x, _tri(x.shape[-2], -w + 2, 0)), "stops one short"),
     "no diagonal": (lambda x, w: _local(x, _tri(x.shape[-2], -w, -1)), "the window ends at t − 1"),
+    "no diagonal, attnlib.softmax": (lambda x, w: local_no_diagonal_attnlib(x, w), "refused"),
     "no diagonal, finfo": (
         lambda x, w: _local(x, _tri(x.shape[-2], -w, -1), torch.finfo(x.dtype).min),
         "filling with the smallest number",

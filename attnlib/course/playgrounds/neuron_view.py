@@ -27,7 +27,8 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from attnlib._validate import require_bool_mask, require_width
+from attnlib._validate_attention import require_bool_mask
+from attnlib._validate_tensors import require_width
 from attnlib.softmax import softmax
 
 

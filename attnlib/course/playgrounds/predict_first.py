@@ -28,7 +28,7 @@ from typing import Any
 import ipywidgets as widgets
 from IPython.display import display
 
-from attnlib.checks import Prediction
+from attnlib.course.predictions import Prediction
 
 # The CSS class of the gate's box; its parts carry it with a suffix (for the browser test).
 CSS_CLASS = "attnlib-predict-first"

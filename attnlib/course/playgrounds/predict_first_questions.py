@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import torch
 
-from attnlib.checks import Prediction
 from attnlib.course import sliders
 from attnlib.course.playgrounds.predict_first import Observation, SliderQuestion
+from attnlib.course.predictions import Prediction
 
 # 02: the limits between the choices "larger than 1", "in between" and "close to 0".
 LARGE_GRADIENT = 1.0

@@ -11,7 +11,8 @@ import matplotlib.pyplot as plt
 import torch
 from matplotlib.figure import Figure
 
-from attnlib._validate import require_float_tensor, require_positive
+from attnlib._validate import require_positive
+from attnlib._validate_tensors import require_float_tensor
 from attnlib.course.plots import (
     plot_attention,
 )

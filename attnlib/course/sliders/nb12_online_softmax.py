@@ -12,7 +12,8 @@ import matplotlib.pyplot as plt
 import torch
 from matplotlib.figure import Figure
 
-from attnlib._validate import require_float_tensor, require_int, require_positive_int
+from attnlib._validate import require_int, require_positive_int
+from attnlib._validate_tensors import require_float_tensor
 from attnlib.softmax import softmax
 from attnlib.tiled_attention import OnlineSoftmaxState, online_softmax_step
 
