@@ -10,7 +10,12 @@ the MiniLM loader). The exercise checkers are in ``attnlib.checks``.
 from attnlib._device import resolve_device
 from attnlib.attention import fused_attention, scaled_dot_product_attention
 from attnlib.bert import BertConfig, BertEmbeddings, BertModel, BertOutput
-from attnlib.checkpoints import CheckpointError, load_checkpoint, save_checkpoint
+from attnlib.checkpoints import (
+    CheckpointError,
+    load_checkpoint,
+    load_training_state,
+    save_checkpoint,
+)
 from attnlib.decoder import Decoder, DecoderLayer
 from attnlib.decoding import beam_search, beam_search_with_scores, greedy_decode
 from attnlib.encoder import Encoder, EncoderLayer
@@ -54,6 +59,7 @@ from attnlib.tiled_attention import (
     tiled_attention,
 )
 from attnlib.training import (
+    NonFiniteLossError,
     TrainingHistory,
     fit,
     label_smoothed_cross_entropy,
@@ -106,6 +112,7 @@ __all__ = [  # noqa: RUF022 (grouped by notebook, not sorted)
     "AttentionMaps",
     "fit",
     "TrainingHistory",
+    "NonFiniteLossError",
     "label_smoothed_cross_entropy",
     "warmup_inverse_sqrt",
     "warmup_scheduler",
@@ -114,6 +121,7 @@ __all__ = [  # noqa: RUF022 (grouped by notebook, not sorted)
     "beam_search_with_scores",
     "save_checkpoint",
     "load_checkpoint",
+    "load_training_state",
     "CheckpointError",
     "resolve_device",
     # 10 decoder-only GPT

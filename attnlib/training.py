@@ -1,10 +1,11 @@
-"""Training support: label-smoothed cross-entropy, the warm-up schedule, and a seeded loop.
+"""Training support: label-smoothed cross-entropy, the warm-up schedule, a resumable loop.
 
 Notebook 09.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -12,15 +13,15 @@ from dataclasses import dataclass, field
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torch.optim.lr_scheduler import LRScheduler
 
-from attnlib._validate import (
+from attnlib._training_checks import require_continuable, require_instance, require_optimizer
+from attnlib._validate import require_int, require_number, require_positive_int, require_probability
+from attnlib._validate_tensors import (
     require_class_ids,
     require_float_tensor,
-    require_int,
     require_integer_tensor,
     require_min_ndim,
-    require_positive_int,
-    require_probability,
 )
 
 
@@ -112,11 +113,59 @@ def warmup_scheduler(
 
 @dataclass
 class TrainingHistory:
-    """Loss and learning rate of every step, and the wall time of the loop."""
+    """What :func:`fit` did, step by step, and where its run can continue from.
+
+    ``losses[i]`` and ``learning_rates[i]`` are those of step ``i + 1``; ``seconds`` is the
+    loop's wall time. ``seed`` is the run's seed and ``rng_state`` fit's random state where
+    the run stopped (its copy of torch's global generator, which dropout draws from, and
+    the batch generator's): ``fit(..., history=history)`` continues from there.
+    """
 
     losses: list[float] = field(default_factory=list)
     learning_rates: list[float] = field(default_factory=list)
-    seconds: float = 0.0
+    # Two histories are equal when the same steps happened, however long they took.
+    seconds: float = field(default=0.0, compare=False)
+    seed: int | None = None
+    rng_state: dict[str, torch.Tensor] | None = field(default=None, repr=False, compare=False)
+
+
+class NonFiniteLossError(ValueError):
+    """A step's loss is NaN or infinite; fit stopped before its update. See ``step``, ``loss``."""
+
+    def __init__(self, step: int, loss: float, history: TrainingHistory) -> None:
+        super().__init__(
+            f"the loss of step {step} is {loss}: fit stopped before updating the weights with "
+            f"it; the {step - 1} steps before are in this error's .history (a lower learning "
+            "rate or a clip_norm is the usual cure)"
+        )
+        self.step, self.loss, self.history = step, loss, history
+
+    def __reduce__(self) -> tuple[type, tuple[int, float, TrainingHistory]]:
+        # Pickled from its fields, not from its message (for multiprocessing, for one).
+        return type(self), (self.step, self.loss, self.history)
+
+
+def _loss_value(loss: object, step: int, history: TrainingHistory) -> float:
+    """The float of a loss fit can back-propagate, checked before any torch error."""
+    if not isinstance(loss, torch.Tensor):
+        raise TypeError(f"loss_on_batch must return a tensor, got {type(loss).__name__}")
+    if loss.dim() != 0:
+        raise ValueError(
+            f"loss_on_batch must return a scalar loss (shape ()), got shape "
+            f"{tuple(loss.shape)}: reduce it, e.g. with .mean()"
+        )
+    if not loss.requires_grad:
+        raise ValueError(
+            "loss_on_batch returned a loss that does not require grad (made under no_grad?)"
+        )
+    value = loss.item()
+    if not math.isfinite(value):
+        raise NonFiniteLossError(step, value, history)
+    return value
+
+
+def _rng_state(generator: torch.Generator) -> dict[str, torch.Tensor]:
+    return {"torch": torch.get_rng_state(), "generator": generator.get_state()}
 
 
 def fit(
@@ -124,50 +173,103 @@ def fit(
     loss_on_batch: Callable[[torch.Generator], torch.Tensor],
     steps: int,
     optimizer: torch.optim.Optimizer,
-    scheduler: torch.optim.lr_scheduler.LRScheduler | None = None,
+    scheduler: LRScheduler | None = None,
     clip_norm: float | None = 1.0,
     seed: int = 0,
     progress: bool = False,
+    *,
+    history: TrainingHistory | None = None,
 ) -> TrainingHistory:
-    """Train for ``steps`` steps and return the history.
+    """Train until the run has taken ``steps`` steps in all; return its history.
 
-    Each step draws a batch through ``loss_on_batch(generator)`` (the generator is
-    seeded with ``seed``, as is torch's global generator for dropout), back-propagates,
-    clips the gradient norm to ``clip_norm``, steps the optimizer and the scheduler.
-    The model's initial weights come from when it was built: seed before building
-    it for a fully repeatable run. ``progress`` shows a text progress bar (tqdm) on stderr.
+    Each step draws a batch through ``loss_on_batch(generator)``, which returns a scalar
+    loss, back-propagates, clips the gradient norm to ``clip_norm`` (``None``: no
+    clipping), steps the optimizer and the scheduler. ``progress`` shows a text progress
+    bar (tqdm) on stderr. The model trains in train mode and ends in eval mode.
+
+    Random numbers: the batch generator and fit's own copy of torch's global generator
+    (dropout's) start from ``seed``; the caller's global generator is left as it was.
+    Seed before building the model too, for a fully repeatable run.
+
+    Keeping a run: fit fills ``history`` step by step (a new one if ``None``). Pass your
+    own (``history = TrainingHistory()``, ``fit(..., history=history)``) and after an
+    interrupt (the ``KeyboardInterrupt`` of "interrupt kernel" is raised on, not
+    swallowed) or an error it holds every finished step. fit with that history and the
+    same model, optimizer, scheduler and seed continues the run to the weights of an
+    uninterrupted one (on the CPU, and unless the interrupt fell inside ``optimizer.step``),
+    as it does from ``load_training_state`` of a ``save_checkpoint(..., history=...)``.
+
+    Raises:
+        TypeError: an argument, or the loss, has the wrong type.
+        ValueError: ``steps`` < 1, ``clip_norm`` not positive and finite, ``seed`` < 0; an
+            optimizer of another model, a scheduler of another optimizer; a ``history`` these
+            arguments do not continue; a loss that is not a scalar requiring grad.
+        NonFiniteLossError: a step's loss is NaN or infinite (a ``ValueError``).
     """
+    if not callable(loss_on_batch):
+        raise TypeError(f"loss_on_batch must be a function, got {type(loss_on_batch).__name__}")
     require_int("steps", steps, minimum=1)
-    torch.manual_seed(seed)
-    generator = torch.Generator().manual_seed(seed)
-    history = TrainingHistory()
-    bar = None
-    if progress:
-        # The plain-text bar, not tqdm.auto's widget: a widget updated during a long cell
-        # stalls headless runners such as nbval waiting for the kernel's messages.
-        from tqdm.std import tqdm
+    require_instance("model", model, nn.Module, "an nn.Module")
+    require_optimizer(optimizer, scheduler, model)
+    # clip_norm=0 would scale every gradient to 0: the weights would never move.
+    if clip_norm is not None and not 0 < require_number("clip_norm", clip_norm) < math.inf:
+        raise ValueError(f"clip_norm must be positive and finite (or None), got {clip_norm}")
+    require_int("seed", seed, minimum=0)
+    require_instance("progress", progress, bool, "a bool")
+    require_instance("history", history, (TrainingHistory, type(None)), "a TrainingHistory")
+    kept = history is not None
+    history = TrainingHistory() if history is None else history
+    done = require_continuable(history, steps, seed, scheduler)
+    device_type = next(model.parameters()).device.type
+    on_cpu = device_type == "cpu"
+    # A CPU run forks and seeds the CPU generator only: no accelerator's is touched.
+    with torch.random.fork_rng(devices=[] if on_cpu else None, device_type=device_type):
+        generator = torch.Generator()
+        if history.rng_state is None:  # a new run
+            (torch.default_generator if on_cpu else torch).manual_seed(seed)
+            generator.manual_seed(seed)
+            history.seed = seed
+        else:
+            torch.set_rng_state(history.rng_state["torch"])
+            generator.set_state(history.rng_state["generator"])
+        bar = None
+        if progress:
+            # The plain-text bar, not tqdm.auto's widget: a widget updated during a long cell
+            # stalls headless runners such as nbval waiting for the kernel's messages.
+            from tqdm.std import tqdm
 
-        bar = tqdm(total=steps, desc="training", mininterval=5.0)  # few lines in a notebook
-    start = time.perf_counter()
-    model.train()
-    try:
-        for _ in range(steps):
-            loss = loss_on_batch(generator)
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            if clip_norm is not None:
-                nn.utils.clip_grad_norm_(model.parameters(), clip_norm)
-            history.learning_rates.append(optimizer.param_groups[0]["lr"])
-            optimizer.step()
-            if scheduler is not None:
-                scheduler.step()
-            history.losses.append(loss.item())
+            bar = tqdm(total=steps, initial=done, desc="training", mininterval=5.0)
+        start = time.perf_counter()
+        model.train()
+        try:
+            for step in range(done + 1, steps + 1):
+                # Where this step starts: a run continued from here draws what it would have.
+                history.rng_state = _rng_state(generator)
+                loss = loss_on_batch(generator)
+                value = _loss_value(loss, step, history)
+                optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                if clip_norm is not None:
+                    nn.utils.clip_grad_norm_(model.parameters(), clip_norm)
+                learning_rate = optimizer.param_groups[0]["lr"]
+                optimizer.step()
+                if scheduler is not None:
+                    scheduler.step()
+                history.losses.append(value)
+                history.learning_rates.append(learning_rate)
+                if bar is not None:
+                    bar.update(1)
+                    bar.set_postfix(loss=f"{value:.3f}", refresh=False)
+            history.rng_state = _rng_state(generator)
+        except KeyboardInterrupt as interrupt:
+            if hasattr(interrupt, "add_note"):  # Python 3.11+: printed under the traceback
+                where = "`history` holds them" if kept else "pass history= to keep them"
+                done = len(history.losses)
+                interrupt.add_note(f"fit: interrupted after {done} of {steps} steps; {where}")
+            raise
+        finally:
+            history.seconds += time.perf_counter() - start
+            model.eval()
             if bar is not None:
-                bar.update(1)
-                bar.set_postfix(loss=f"{history.losses[-1]:.3f}", refresh=False)
-    finally:
-        if bar is not None:
-            bar.close()
-        model.eval()
-    history.seconds = time.perf_counter() - start
+                bar.close()
     return history

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
+import pickle
+import sys
 
 import pytest
 import torch
@@ -13,6 +16,7 @@ from hypothesis import strategies as st
 from torch import nn
 
 from attnlib.training import (
+    NonFiniteLossError,
     TrainingHistory,
     fit,
     label_smoothed_cross_entropy,
@@ -381,15 +385,356 @@ def test_fit_with_a_progress_bar(capsys: pytest.CaptureFixture[str]) -> None:
     assert history.losses == _run(seed=0, steps=3)[0].losses  # the bar changes nothing
 
 
-def test_fit_bad_arguments() -> None:
-    model = _Regression()
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-    for steps in (0, -3):
-        with pytest.raises(ValueError, match=f"steps must be >= 1, got {steps}"):
-            fit(model, _task(model), steps, optimizer)
-
-
 def test_training_history_defaults_are_independent() -> None:
     a, b = TrainingHistory(), TrainingHistory()
     a.losses.append(1.0)
     assert b.losses == [] and b.learning_rates == [] and b.seconds == 0.0
+
+
+def _other_optimizer(model: nn.Module, optimizer: torch.optim.Optimizer) -> dict:
+    return {"optimizer": torch.optim.SGD(nn.Linear(2, 2).parameters(), lr=0.1)}
+
+
+# Each case: the arguments that differ from a good call, the error, and what it must say.
+BAD_FIT_ARGUMENTS = {
+    "steps 0": (lambda m, o: {"steps": 0}, ValueError, "steps must be >= 1, got 0"),
+    "steps -3": (lambda m, o: {"steps": -3}, ValueError, "steps must be >= 1, got -3"),
+    "steps float": (lambda m, o: {"steps": 2.0}, TypeError, "steps must be an int, got float"),
+    "model None": (
+        lambda m, o: {"model": None},
+        TypeError,
+        "model must be an nn.Module, got NoneType",
+    ),
+    "loss_on_batch None": (
+        lambda m, o: {"loss_on_batch": None},
+        TypeError,
+        "loss_on_batch must be a function, got NoneType",
+    ),
+    "optimizer None": (
+        lambda m, o: {"optimizer": None},
+        TypeError,
+        "optimizer must be a torch.optim.Optimizer, got NoneType",
+    ),
+    "optimizer parameters": (
+        lambda m, o: {"optimizer": m.parameters()},
+        TypeError,
+        "optimizer must be a torch.optim.Optimizer, got generator",
+    ),
+    "optimizer of another model": (
+        _other_optimizer,
+        ValueError,
+        "optimizer holds 2 tensors and none of model's parameters",
+    ),
+    "scheduler str": (
+        lambda m, o: {"scheduler": "warmup"},
+        TypeError,
+        "scheduler must be an LRScheduler or None, got str",
+    ),
+    "scheduler with a metric": (
+        lambda m, o: {"scheduler": torch.optim.lr_scheduler.ReduceLROnPlateau(o)},
+        TypeError,
+        "scheduler must step without a metric; ReduceLROnPlateau needs one",
+    ),
+    "scheduler of another optimizer": (
+        lambda m, o: {
+            "scheduler": torch.optim.lr_scheduler.StepLR(
+                torch.optim.SGD(m.parameters(), lr=0.1), step_size=2
+            )
+        },
+        ValueError,
+        "scheduler drives another optimizer than optimizer",
+    ),
+    "clip_norm 0": (
+        lambda m, o: {"clip_norm": 0},
+        ValueError,
+        r"clip_norm must be positive and finite \(or None\), got 0",
+    ),
+    "clip_norm -1": (lambda m, o: {"clip_norm": -1.0}, ValueError, "clip_norm .* got -1.0"),
+    "clip_norm nan": (lambda m, o: {"clip_norm": math.nan}, ValueError, "clip_norm .* got nan"),
+    "clip_norm inf": (lambda m, o: {"clip_norm": math.inf}, ValueError, "clip_norm .* got inf"),
+    "clip_norm str": (
+        lambda m, o: {"clip_norm": "1"},
+        TypeError,
+        "clip_norm must be a number, got str",
+    ),
+    "clip_norm bool": (
+        lambda m, o: {"clip_norm": True},
+        TypeError,
+        "clip_norm must be a number, got bool",
+    ),
+    "seed -1": (lambda m, o: {"seed": -1}, ValueError, "seed must be >= 0, got -1"),
+    "seed float": (lambda m, o: {"seed": 1.5}, TypeError, "seed must be an int, got float"),
+    "seed None": (lambda m, o: {"seed": None}, TypeError, "seed must be an int, got NoneType"),
+    "progress str": (
+        lambda m, o: {"progress": "yes"},
+        TypeError,
+        "progress must be a bool, got str",
+    ),
+    "history list": (
+        lambda m, o: {"history": []},
+        TypeError,
+        "history must be a TrainingHistory, got list",
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("change", "error", "match"), BAD_FIT_ARGUMENTS.values(), ids=list(BAD_FIT_ARGUMENTS)
+)
+def test_fit_refuses_bad_arguments_before_training(change, error: type, match: str) -> None:
+    torch.manual_seed(0)
+    model = _Regression()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    arguments = {"model": model, "loss_on_batch": _task(model), "steps": 3, "optimizer": optimizer}
+    arguments.update(change(model, optimizer))
+    before = [p.detach().clone() for p in model.parameters()]
+    rng = torch.get_rng_state()
+    with pytest.raises(error, match=match):
+        fit(**arguments)
+    assert all(torch.equal(a, b) for a, b in zip(before, model.parameters(), strict=True))
+    assert torch.equal(torch.get_rng_state(), rng)
+
+
+def _returning(model: nn.Module, make_loss):
+    """A loss_on_batch whose loss is ``make_loss(per_example_loss)``."""
+
+    def loss_on_batch(generator: torch.Generator) -> object:
+        x = torch.randn(32, 4, generator=generator)
+        return make_loss((model(x)[:, 0] - x.sum(-1)) ** 2)  # (32,)
+
+    return loss_on_batch
+
+
+@pytest.mark.parametrize(
+    ("make_loss", "error", "match"),
+    [
+        (
+            lambda per_example: per_example,  # forgot the mean
+            ValueError,
+            r"loss_on_batch must return a scalar loss \(shape \(\)\), got shape \(32,\)",
+        ),
+        (
+            lambda per_example: per_example[None, :1].mean(0),  # shape (1,)
+            ValueError,
+            r"got shape \(1,\)",
+        ),
+        (
+            lambda per_example: per_example.mean().item(),
+            TypeError,
+            "loss_on_batch must return a tensor, got float",
+        ),
+        (
+            lambda per_example: per_example.mean().detach(),
+            ValueError,
+            "loss_on_batch returned a loss that does not require grad",
+        ),
+    ],
+    ids=["per-example losses", "shape (1,)", "a float", "detached"],
+)
+def test_fit_refuses_a_loss_it_cannot_train_on(make_loss, error: type, match: str) -> None:
+    torch.manual_seed(0)
+    model = _Regression()
+    before = [p.detach().clone() for p in model.parameters()]
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    with pytest.raises(error, match=match):
+        fit(model, _returning(model, make_loss), 3, optimizer)
+    assert all(torch.equal(a, b) for a, b in zip(before, model.parameters(), strict=True))
+    assert not model.training
+
+
+def _poisoned(task, at_call: int, value: float):
+    """``task``, but the loss of call ``at_call`` becomes ``value`` (NaN or infinite)."""
+    calls = 0
+
+    def loss_on_batch(generator: torch.Generator) -> torch.Tensor:
+        nonlocal calls
+        calls += 1
+        loss = task(generator)
+        return loss * value if calls == at_call else loss
+
+    return loss_on_batch
+
+
+@pytest.mark.parametrize(("value", "shown"), [(math.nan, "nan"), (math.inf, "inf")])
+@pytest.mark.parametrize("passed_history", [False, True])
+def test_fit_stops_at_the_first_non_finite_loss(
+    value: float, shown: str, passed_history: bool
+) -> None:
+    clean, clean_model = _run(seed=0, steps=3)
+    torch.manual_seed(123)  # _run's initial weights
+    model = _Regression()
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
+    history = TrainingHistory() if passed_history else None
+    rng = torch.get_rng_state()
+    with pytest.raises(NonFiniteLossError, match=f"the loss of step 4 is {shown}") as caught:
+        fit(model, _poisoned(_task(model), 4, value), 15, optimizer, history=history)
+    error = caught.value
+    assert isinstance(error, ValueError)
+    assert error.step == 4 and str(error.loss) == shown
+    assert error.history.losses == clean.losses  # the three steps before it
+    assert error.history is history or not passed_history
+    for a, b in zip(model.parameters(), clean_model.parameters(), strict=True):
+        assert torch.equal(a, b)  # the bad step never reached the weights
+    assert not model.training
+    assert torch.equal(torch.get_rng_state(), rng)
+    again = pickle.loads(pickle.dumps(error))
+    assert (again.step, str(again.loss), again.history) == (4, shown, error.history)
+
+
+def _trainer(with_scheduler: bool = True):
+    """A model with dropout, its optimizer and (maybe) a warm-up schedule, built the same way."""
+    torch.manual_seed(123)
+    model = _Regression()
+    optimizer = torch.optim.Adam(model.parameters(), lr=1.0 if with_scheduler else 1e-2)
+    scheduler = warmup_scheduler(optimizer, 32, 4, factor=0.5) if with_scheduler else None
+    return model, optimizer, scheduler
+
+
+def _interrupted(task, at_call: int):
+    """``task``, interrupted in call ``at_call`` after drawing its batch and its dropout."""
+    calls = 0
+
+    def loss_on_batch(generator: torch.Generator) -> torch.Tensor:
+        nonlocal calls
+        calls += 1
+        loss = task(generator)
+        if calls == at_call:
+            raise KeyboardInterrupt  # as "interrupt kernel" raises it, anywhere in the step
+        return loss
+
+    return loss_on_batch
+
+
+@pytest.mark.parametrize("with_scheduler", [True, False])
+@pytest.mark.parametrize("finished", [0, 1, 6])
+def test_an_interrupted_fit_keeps_its_history_and_continues_as_if_never_stopped(
+    finished: int, with_scheduler: bool
+) -> None:
+    model, optimizer, scheduler = _trainer(with_scheduler)
+    whole = fit(model, _task(model), 10, optimizer, scheduler, seed=5)
+
+    interrupted, optimizer_2, scheduler_2 = _trainer(with_scheduler)
+    history = TrainingHistory()
+    task = _interrupted(_task(interrupted), at_call=finished + 1)
+    with pytest.raises(KeyboardInterrupt) as caught:  # raised on, not swallowed
+        fit(interrupted, task, 10, optimizer_2, scheduler_2, seed=5, history=history)
+    assert history.losses == whole.losses[:finished]
+    assert history.learning_rates == whole.learning_rates[:finished]
+    assert not interrupted.training
+    if sys.version_info >= (3, 11):
+        assert caught.value.__notes__ == [
+            f"fit: interrupted after {finished} of 10 steps; `history` holds them"
+        ]
+    # The same call, the same history: the run goes on where it stopped.
+    assert (
+        fit(interrupted, _task(interrupted), 10, optimizer_2, scheduler_2, seed=5, history=history)
+        is history
+    )
+    assert history == whole  # every loss and learning rate, exactly
+    for a, b in zip(model.parameters(), interrupted.parameters(), strict=True):
+        assert torch.equal(a, b)
+
+
+def test_an_interrupt_says_how_to_keep_the_history() -> None:
+    torch.manual_seed(0)
+    model = _Regression()
+    with pytest.raises(KeyboardInterrupt) as caught:
+        fit(model, _interrupted(_task(model), 3), 5, torch.optim.SGD(model.parameters(), lr=0.1))
+    if sys.version_info >= (3, 11):
+        assert caught.value.__notes__ == [
+            "fit: interrupted after 2 of 5 steps; pass history= to keep them"
+        ]
+
+
+def test_fit_in_pieces_is_fit_in_one_go() -> None:
+    model, optimizer, scheduler = _trainer()
+    whole = fit(model, _task(model), 12, optimizer, scheduler, seed=2)
+    pieces, optimizer_2, scheduler_2 = _trainer()
+    history = TrainingHistory()
+    for steps in (3, 4, 12):  # steps counts the run's steps, those already taken included
+        fit(pieces, _task(pieces), steps, optimizer_2, scheduler_2, seed=2, history=history)
+        assert len(history.losses) == steps
+    assert history == whole
+    assert all(
+        torch.equal(a, b) for a, b in zip(model.parameters(), pieces.parameters(), strict=True)
+    )
+
+
+@pytest.mark.parametrize(
+    ("edit", "match"),
+    [
+        ({"seed": 1}, "seed=1, but history's run started from seed=0"),
+        ({"steps": 3}, "steps=3 counts the run's steps, and history holds 3"),
+        ({"steps": 2}, "steps=2 counts the run's steps, and history holds 3"),
+        ({"scheduler": "fresh"}, "scheduler has taken 0 steps, history 3: restore it too"),
+        ({"history": "by hand"}, "history holds 3 steps but no random state to go on from"),
+        ({"history": "uneven"}, "history holds 3 losses, 2 rates"),
+    ],
+)
+def test_fit_refuses_a_history_it_cannot_continue(edit: dict, match: str) -> None:
+    model, optimizer, scheduler = _trainer()
+    history = fit(model, _task(model), 3, optimizer, scheduler, seed=0)
+    arguments = {"seed": 0, "steps": 6, "scheduler": scheduler, "history": history}
+    if edit.get("scheduler") == "fresh":
+        edit = {"scheduler": warmup_scheduler(optimizer, 32, 4, factor=0.5)}
+    if edit.get("history") == "by hand":
+        edit = {"history": TrainingHistory(history.losses, history.learning_rates)}
+    if edit.get("history") == "uneven":
+        edit = {"history": dataclasses.replace(history, learning_rates=history.learning_rates[:2])}
+    arguments.update(edit)
+    with pytest.raises(ValueError, match=match):
+        fit(model, _task(model), optimizer=optimizer, **arguments)
+    assert len(history.losses) == 3
+
+
+def test_fit_leaves_the_callers_random_state_alone() -> None:
+    model, optimizer, scheduler = _trainer()
+    torch.manual_seed(7)
+    expected = torch.rand(5)  # what the caller draws next without fit in between
+    torch.manual_seed(7)
+    fit(model, _task(model), 4, optimizer, scheduler)
+    assert torch.equal(torch.rand(5), expected)
+    # Also when fit stops early, and when it continues a run.
+    torch.manual_seed(7)
+    history = TrainingHistory()
+    with pytest.raises(KeyboardInterrupt):
+        fit(model, _interrupted(_task(model), 2), 4, optimizer, history=history)
+    fit(model, _task(model), 4, optimizer, history=history)
+    assert torch.equal(torch.rand(5), expected)
+
+
+def test_fit_draws_the_same_numbers_whatever_the_callers_state() -> None:
+    runs = []
+    for caller_seed in (1, 2):
+        model, optimizer, scheduler = _trainer()
+        torch.manual_seed(caller_seed)
+        runs.append((fit(model, _task(model), 5, optimizer, scheduler, seed=3), model))
+    (first, model_a), (second, model_b) = runs
+    assert first == second
+    assert all(
+        torch.equal(a, b) for a, b in zip(model_a.parameters(), model_b.parameters(), strict=True)
+    )
+
+
+def test_fit_is_the_loop_its_docstring_describes_to_the_last_bit() -> None:
+    # The recipe the notebooks' stored numbers come from: torch's global generator and a
+    # batch generator, both seeded with seed, then zero_grad, backward, clip, step, schedule.
+    model, optimizer, scheduler = _trainer()
+    history = fit(model, _task(model), 6, optimizer, scheduler, clip_norm=0.5, seed=4)
+    by_hand, optimizer_2, scheduler_2 = _trainer()
+    torch.manual_seed(4)
+    generator = torch.Generator().manual_seed(4)
+    losses = []
+    by_hand.train()
+    for _ in range(6):
+        loss = _task(by_hand)(generator)
+        optimizer_2.zero_grad()
+        loss.backward()
+        nn.utils.clip_grad_norm_(by_hand.parameters(), 0.5)
+        optimizer_2.step()
+        scheduler_2.step()
+        losses.append(loss.item())
+    assert history.losses == losses
+    assert all(
+        torch.equal(a, b) for a, b in zip(model.parameters(), by_hand.parameters(), strict=True)
+    )

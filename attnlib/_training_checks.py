@@ -1,0 +1,69 @@
+"""The argument checks of :func:`attnlib.training.fit` and of saving and resuming a run.
+
+Beside ``_validate.py`` (the package-wide checks): these know optimizers, schedulers and
+training histories. The same rule holds: a wrong type raises ``TypeError``, a right type
+with a wrong value ``ValueError``, and each message names the argument and what it got.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import torch
+from torch import nn
+from torch.optim.lr_scheduler import LRScheduler, ReduceLROnPlateau
+
+if TYPE_CHECKING:
+    from attnlib.training import TrainingHistory
+
+
+def require_instance(name: str, value: object, kind: type | tuple[type, ...], wanted: str) -> None:
+    """A ``TypeError`` naming ``name`` unless ``value`` is a ``kind`` (``wanted`` says which)."""
+    if not isinstance(value, kind):
+        raise TypeError(f"{name} must be {wanted}, got {type(value).__name__}")
+
+
+def require_optimizer(
+    optimizer: object, scheduler: object = None, model: nn.Module | None = None
+) -> None:
+    """An optimizer (of some of ``model``'s parameters), and ``None`` or a scheduler of it.
+
+    Raises:
+        TypeError: not an optimizer; not an LRScheduler, or one that needs a metric.
+        ValueError: an optimizer of none of ``model``'s parameters; a scheduler of another.
+    """
+    require_instance("optimizer", optimizer, torch.optim.Optimizer, "a torch.optim.Optimizer")
+    held = {id(p) for group in optimizer.param_groups for p in group["params"]}
+    if model is not None and not held & {id(p) for p in model.parameters()}:  # it would not move
+        raise ValueError(f"optimizer holds {len(held)} tensors and none of model's parameters")
+    if scheduler is not None:
+        require_instance("scheduler", scheduler, LRScheduler, "an LRScheduler or None")
+        if isinstance(scheduler, ReduceLROnPlateau):
+            raise TypeError("scheduler must step without a metric; ReduceLROnPlateau needs one")
+        if scheduler.optimizer is not optimizer:
+            raise ValueError("scheduler drives another optimizer than optimizer")
+
+
+def require_continuable(
+    history: TrainingHistory, steps: int, seed: int, scheduler: LRScheduler | None
+) -> int:
+    """The number of steps ``history`` holds, once fit can continue the run from them.
+
+    Raises:
+        ValueError: ``history`` is inconsistent or has no random state to continue from;
+            ``seed`` is not the run's; ``steps`` is not beyond ``history``; ``scheduler``
+            has not taken as many steps as ``history`` holds.
+    """
+    done = len(history.losses)
+    if len(history.learning_rates) != done:
+        raise ValueError(f"history holds {done} losses, {len(history.learning_rates)} rates")
+    if history.rng_state is None and done:  # e.g. one built by hand, not filled by fit
+        raise ValueError(f"history holds {done} steps but no random state to go on from")
+    if history.seed is not None and history.seed != seed:
+        raise ValueError(f"seed={seed}, but history's run started from seed={history.seed}")
+    if steps <= done:
+        raise ValueError(f"steps={steps} counts the run's steps, and history holds {done}")
+    taken = getattr(scheduler, "last_epoch", done)
+    if done and taken != done:  # e.g. a fresh scheduler, which would restart the schedule
+        raise ValueError(f"scheduler has taken {taken} steps, history {done}: restore it too")
+    return done
