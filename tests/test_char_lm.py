@@ -1,16 +1,51 @@
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
+
 import pytest
 import torch
 
 from attnlib import GPTConfig
+from attnlib.course import char_data
 from attnlib.course.char_data import CharTokenizer, load_course_text, random_windows
 from attnlib.course.char_gpt import train_char_gpt
+from attnlib.formats.safetensors_file import ChecksumMismatchError
 
 
 def test_course_text_is_shipped() -> None:
     text = load_course_text()
     assert len(text) > 50_000 and "attention" in text
+
+
+def test_a_windows_checkout_of_the_course_text_is_accepted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # git on Windows may check text files out with \r\n line endings: the same text.
+    text = load_course_text()
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "course_text.txt").write_bytes(text.replace("\n", "\r\n").encode())
+    monkeypatch.setattr(char_data, "files", lambda _package: tmp_path)
+    assert load_course_text() == text
+
+
+@pytest.mark.parametrize(
+    "change",
+    [lambda text: text.replace("attention", "Attention", 1), lambda text: text + "\n", str.strip],
+    ids=["one letter", "one more newline", "stripped"],
+)
+def test_a_changed_course_text_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, change: Callable[[str], str]
+) -> None:
+    (tmp_path / "data").mkdir()
+    changed = change(load_course_text())
+    (tmp_path / "data" / "course_text.txt").write_text(changed, encoding="utf-8")
+    monkeypatch.setattr(char_data, "files", lambda _package: tmp_path)
+    with pytest.raises(
+        ChecksumMismatchError,
+        match=r"course_text\.txt has SHA-256 [0-9a-f]{64}, expected 62d19.* restore it from git",
+    ):
+        load_course_text()
 
 
 def test_tokenizer_ids_round_trip_and_errors() -> None:

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import re
+import shutil
 from pathlib import Path
 
 import pytest
+import reference_translator
 import torch
 
 import attnlib
@@ -14,6 +17,7 @@ from attnlib.checkpoints import CheckpointError
 from attnlib.course import date_tokenizer, date_translator, dates
 from attnlib.course.date_tokenizer import DateTokenizer
 from attnlib.course.date_translator import DateTranslator, train_date_translator
+from attnlib.formats.safetensors_file import ChecksumMismatchError, file_sha256
 
 
 @pytest.fixture(scope="module")
@@ -146,3 +150,160 @@ def test_notebook_09s_loop_is_train_date_translator_with_smoothing_to_the_last_b
     mine = namespace["my_model"].state_dict()
     for name, tensor in packaged.model.state_dict().items():
         assert torch.equal(mine[name], tensor), name
+
+
+# The stored reference translator is checked against the digests date_translator records;
+# tests/reference_translator.py records them (--rehash) and re-saves it (--resave).
+PACKAGE = Path(attnlib.__file__).parent
+STORED = [date_translator.REFERENCE_WEIGHTS, date_translator.REFERENCE_HISTORY]
+
+
+def test_the_recorded_digests_are_those_of_the_stored_files() -> None:
+    assert sorted(date_translator.REFERENCE_SHA256) == sorted(STORED)
+    for name, digest in date_translator.REFERENCE_SHA256.items():
+        text = name == date_translator.REFERENCE_HISTORY  # as the loader hashes it
+        assert file_sha256(PACKAGE / name, text=text) == digest, (
+            f"{name} changed: record its digest with `python tests/reference_translator.py "
+            "--rehash` (or restore it)"
+        )
+    assert reference_translator.recorded_digests() == date_translator.REFERENCE_SHA256
+
+
+def _stored_copy(tmp_path: Path) -> Path:
+    """A folder laid out as attnlib is, holding copies of the stored files."""
+    (tmp_path / "data").mkdir(parents=True)
+    for name in STORED:
+        shutil.copyfile(PACKAGE / name, tmp_path / name)
+    return tmp_path
+
+
+def _flip_a_byte(path: Path) -> None:
+    content = bytearray(path.read_bytes())
+    content[len(content) // 2] ^= 0x01
+    path.write_bytes(bytes(content))
+
+
+@pytest.mark.parametrize("name", STORED)
+def test_a_changed_stored_file_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    root = _stored_copy(tmp_path)
+    _flip_a_byte(root / name)
+    monkeypatch.setattr(date_translator, "files", lambda _package: root)
+    message = (
+        rf"{re.escape(name)} has SHA-256 [0-9a-f]{{64}}, expected "
+        rf"{date_translator.REFERENCE_SHA256[name]}: .* restore the file from git; if it was "
+        r"re-saved on purpose, record its digest with `python tests/reference_translator\.py "
+        r"--rehash`"
+    )
+    with pytest.raises(ChecksumMismatchError, match=message):
+        date_translator.load_reference_translator()
+
+
+def test_a_windows_checkout_of_the_history_is_accepted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # git on Windows may check text files out with \r\n line endings; the bytes differ,
+    # the text does not.
+    root = _stored_copy(tmp_path)
+    history = root / date_translator.REFERENCE_HISTORY
+    history.write_bytes(history.read_bytes().replace(b"\n", b"\r\n"))
+    monkeypatch.setattr(date_translator, "files", lambda _package: root)
+    translator = date_translator.load_reference_translator()
+    record = json.loads((PACKAGE / date_translator.REFERENCE_HISTORY).read_text("utf-8"))
+    assert translator.history is not None and translator.history.losses == record["losses"]
+
+
+def _module_copy(tmp_path: Path) -> Path:
+    module = tmp_path / "date_translator.py"
+    shutil.copyfile(reference_translator.MODULE_FILE, module)
+    return module
+
+
+def test_rehash_records_the_new_digests_and_changes_nothing_else(tmp_path: Path) -> None:
+    module, root = _module_copy(tmp_path), _stored_copy(tmp_path / "attnlib")
+    before = module.read_text(encoding="utf-8")
+    _flip_a_byte(root / date_translator.REFERENCE_WEIGHTS)
+    digests = reference_translator.rehash(module, root)
+    assert digests == {
+        name: file_sha256(root / name, text=name == date_translator.REFERENCE_HISTORY)
+        for name in STORED
+    }
+    assert reference_translator.recorded_digests(module) == digests
+    after = module.read_text(encoding="utf-8")
+    old = date_translator.REFERENCE_SHA256[date_translator.REFERENCE_WEIGHTS]
+    assert after == before.replace(old, digests[date_translator.REFERENCE_WEIGHTS])
+    assert reference_translator.rehash(module, root) == digests  # idempotent
+
+
+def test_rehash_needs_one_entry_per_file(tmp_path: Path) -> None:
+    module, root = _module_copy(tmp_path), _stored_copy(tmp_path / "attnlib")
+    text = module.read_text(encoding="utf-8")
+    module.write_text(text.replace("REFERENCE_HISTORY: ", "HISTORY: "), encoding="utf-8")
+    with pytest.raises(ValueError, match="records no REFERENCE_SHA256 digest for"):
+        reference_translator.recorded_digests(module)
+    with pytest.raises(ValueError, match="has 0 REFERENCE_SHA256 entries for data/date_transl"):
+        reference_translator.rehash(module, root)
+
+
+def _stored_under_old_names(translator: DateTranslator, root: Path, module: Path) -> None:
+    """``translator`` stored as the reference, each name prefixed ``old.``, digest recorded."""
+    weights = translator.save(root / date_translator.REFERENCE_WEIGHTS)
+    payload = torch.load(weights, weights_only=True)
+    payload["state_dict"] = {f"old.{k}": v for k, v in payload["state_dict"].items()}
+    torch.save(payload, weights)
+    reference_translator.rehash(module, root)
+
+
+def test_resave_keeps_every_weight_under_the_new_names(
+    tiny_translator: DateTranslator, tmp_path: Path
+) -> None:
+    module, root = _module_copy(tmp_path), _stored_copy(tmp_path / "attnlib")
+    _stored_under_old_names(tiny_translator, root, module)
+    digests = reference_translator.resave([(r"^old\.", "")], module, root)
+    weights = root / date_translator.REFERENCE_WEIGHTS
+    assert digests[date_translator.REFERENCE_WEIGHTS] == file_sha256(weights)
+    assert reference_translator.recorded_digests(module) == digests
+    resaved = DateTranslator.load(weights).model.state_dict()
+    original = tiny_translator.model.state_dict()
+    assert resaved.keys() == original.keys()
+    for name, tensor in original.items():
+        assert resaved[name].dtype == tensor.dtype and torch.equal(resaved[name], tensor), name
+
+
+@pytest.mark.parametrize(
+    ("renames", "error", "message"),
+    [
+        ([], CheckpointError, "Unexpected key"),  # still the old names
+        ([(r"^old\.", "new.")], CheckpointError, "Missing key"),
+        ([(r"^old\..*", "x")], ValueError, "two stored tensors the same name"),
+    ],
+)
+def test_resave_refuses_renames_that_do_not_fit(
+    tiny_translator: DateTranslator,
+    tmp_path: Path,
+    renames: list[tuple[str, str]],
+    error: type[Exception],
+    message: str,
+) -> None:
+    module, root = _module_copy(tmp_path), _stored_copy(tmp_path / "attnlib")
+    _stored_under_old_names(tiny_translator, root, module)
+    recorded = module.read_text(encoding="utf-8")
+    with pytest.raises(error, match=message):
+        reference_translator.resave(renames, module, root)
+    assert module.read_text(encoding="utf-8") == recorded  # nothing recorded
+
+
+def test_resave_starts_from_the_recorded_file_only(
+    tiny_translator: DateTranslator, tmp_path: Path
+) -> None:
+    module, root = _module_copy(tmp_path), _stored_copy(tmp_path / "attnlib")
+    _stored_under_old_names(tiny_translator, root, module)
+    _flip_a_byte(root / date_translator.REFERENCE_WEIGHTS)
+    with pytest.raises(ChecksumMismatchError, match="restore it from git before re-saving it"):
+        reference_translator.resave([(r"^old\.", "")], module, root)
+
+
+def test_rename_goes_with_resave() -> None:
+    with pytest.raises(SystemExit):
+        reference_translator.main(["--rename", "a", "b"])

@@ -116,6 +116,8 @@ def test_attention_and_hidden_states_equal_transformers(minilm: SentenceEncoder)
     assert (ours.hidden_states - their_hidden)[:, real].abs().max() < 5e-5
 
 
+# Some random texts hold a soft hyphen (U+00AD), which both tokenizers drop; ours says so.
+@pytest.mark.filterwarnings("ignore::attnlib.formats.wordpiece.DroppedCharactersWarning")
 def test_tokenizer_equals_the_reference_tokenizer(
     minilm: SentenceEncoder, reference_model: sentence_transformers.SentenceTransformer
 ) -> None:

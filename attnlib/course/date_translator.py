@@ -4,7 +4,14 @@
 :mod:`attnlib.course.dates` (in float64 on the CPU, so runs agree across machines) and
 returns a :class:`DateTranslator`, which translates with greedy or beam search and saves
 and loads itself. :func:`load_reference_translator` returns the seed-0 run stored in the
-package, the one notebook 09 studies.
+package, the one notebook 09 studies, after checking its files' SHA-256 digests against
+:data:`REFERENCE_SHA256`, the one place they are recorded.
+
+After changing a stored file on purpose, record its new digest, in the checkout, with
+``python tests/reference_translator.py --rehash``. After renaming the models' parameters,
+``python tests/reference_translator.py --resave --rename OLD NEW`` (a regular expression
+and its replacement, as often as needed) re-saves the same weights under the new names and
+records the digest; without arguments that script retrains the reference and records it.
 
 Notebook 09.
 """
@@ -25,6 +32,7 @@ from attnlib.checkpoints import CheckpointError, load_checkpoint, save_checkpoin
 from attnlib.course.date_tokenizer import DateTokenizer, make_batch
 from attnlib.course.dates import TARGET_LENGTH, sample_pairs, split_dates
 from attnlib.decoding import beam_search
+from attnlib.formats.safetensors_file import verify_sha256
 from attnlib.training import (
     TrainingHistory,
     fit,
@@ -180,6 +188,19 @@ REFERENCE_HISTORY = "data/date_translator.json"
 rates, stored by ``python tests/reference_translator.py``."""
 
 
+# Written by `python tests/reference_translator.py --rehash` (see the module docstring).
+REFERENCE_SHA256 = {
+    REFERENCE_WEIGHTS: "d203cb2c6b6fb671ce489cbb021ab44575717e31de9b654899beb091185703de",
+    REFERENCE_HISTORY: "78a95e6408af36eb14e02bbfb811430b2b674771de4b7d183a1bca69acf1a74c",
+}
+
+
+_RESTORE = (
+    "reinstall attnlib or restore the file from git; if it was re-saved on purpose, record "
+    "its digest with `python tests/reference_translator.py --rehash`"
+)
+
+
 def load_reference_translator() -> DateTranslator:
     """The translator notebook 09 studies: ``train_date_translator(seed=0)``, stored in attnlib.
 
@@ -189,10 +210,22 @@ def load_reference_translator() -> DateTranslator:
     different models (other rare mistakes, losses that differ in the third digit). So
     the notebook trains its own model and checks it, then studies this one, whose
     numbers are the same on every machine. Its ``history`` is that of the stored run.
+
+    Raises:
+        ChecksumMismatchError: a stored file is not the one :data:`REFERENCE_SHA256`
+            records; the message names it and says how to restore it or record it.
     """
-    with as_file(files("attnlib").joinpath(REFERENCE_WEIGHTS)) as path:
-        translator = DateTranslator.load(path)
-    record = json.loads(files("attnlib").joinpath(REFERENCE_HISTORY).read_text("utf-8"))
+    package = files("attnlib")
+    with (
+        as_file(package / REFERENCE_WEIGHTS) as weights,
+        as_file(package / REFERENCE_HISTORY) as history,
+    ):
+        for path, name in ((weights, REFERENCE_WEIGHTS), (history, REFERENCE_HISTORY)):
+            # The history is text: a Windows checkout may have given it \r\n line endings.
+            text = name == REFERENCE_HISTORY
+            verify_sha256(path, REFERENCE_SHA256[name], remedy=_RESTORE, text=text)
+        translator = DateTranslator.load(weights)
+        record = json.loads(history.read_text("utf-8"))
     translator.history = TrainingHistory(
         losses=record["losses"], learning_rates=record["learning_rates"], seconds=0.0
     )

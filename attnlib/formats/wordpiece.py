@@ -4,7 +4,8 @@ Two stages, as the uncased BERT models were trained with:
 
 1. **Pre-tokenization** splits text into words: drop control characters, put spaces
    around every CJK ideograph, lower-case, strip accents (``é`` → ``e``), split on
-   whitespace, and make every punctuation character a word of its own.
+   whitespace, and make every punctuation character a word of its own. BERT drops control,
+   zero-width and private-use characters silently; here each call that drops some warns.
 2. **WordPiece** splits each word greedily into the longest piece in the vocabulary,
    then the longest continuation piece (spelled with a ``##`` prefix), and so on:
    ``"tokenization"`` → ``["token", "##ization"]``. A word that cannot be covered
@@ -20,21 +21,24 @@ from __future__ import annotations
 
 import os
 import unicodedata
-from collections.abc import Sequence
+import warnings
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import torch
 
-from attnlib._validate import (
-    require_id_sequence,
-    require_int,
-    require_text,
-    require_texts,
-)
-from attnlib.formats.tokenizer import pad_ids
+from attnlib._validate import require_int, require_text, require_texts
+from attnlib._validate_tensors import require_id_sequence
+from attnlib.tokenizer import pad_ids
 
 UNKNOWN, CLASSIFY, SEPARATOR, PADDING = "[UNK]", "[CLS]", "[SEP]", "[PAD]"
 _MAX_WORD_CHARS = 100  # longer "words" (URLs, base64…) become [UNK] outright
+_MAX_LISTED = 8  # a warning names at most this many of the characters dropped
+
+
+class DroppedCharactersWarning(UserWarning):
+    """A text had characters that BERT drops: control, zero-width, private-use, U+FFFD."""
+
 
 # CJK ideograph blocks: each such character is a word of its own. (Hiragana, katakana
 # and hangul are not in these blocks and are treated like any other letters.) Extension E
@@ -81,16 +85,35 @@ def _strip_accents(text: str) -> str:
     return "".join(char for char in decomposed if unicodedata.category(char) != "Mn")
 
 
-def pre_tokenize(text: str, lowercase: bool = True) -> list[str]:
-    """Split ``text`` into words and punctuation, normalised as uncased BERT expects.
+def _describe(chars: Iterable[str]) -> str:
+    """``"U+200B ZERO WIDTH SPACE, U+0007"``: each distinct character once, in order."""
+    distinct = list(dict.fromkeys(chars))
+    named = [f"U+{ord(c):04X} {unicodedata.name(c, '')}".rstrip() for c in distinct[:_MAX_LISTED]]
+    more = len(distinct) - _MAX_LISTED
+    return ", ".join(named) + (f" and {more} more" if more > 0 else "")
 
-    ``pre_tokenize("Héllo, wörld!")`` is ``["hello", ",", "world", "!"]``.
-    """
-    cleaned = []
+
+def _warn_dropped(subject: str, dropped: Sequence[str], stacklevel: int = 3) -> None:
+    # stacklevel: the line that called the public function, not the function itself.
+    warnings.warn(
+        f"{subject} characters that BERT's tokenizer drops: {_describe(dropped)}. They are "
+        "dropped here too: the ids are those of the text without them.",
+        DroppedCharactersWarning,
+        stacklevel=stacklevel,
+    )
+
+
+def _shown(text: str) -> str:
+    return repr(text) if len(text) <= 60 else repr(text[:60]) + "…"  # repr escapes U+200B
+
+
+def _pre_tokenize(text: str, lowercase: bool) -> tuple[list[str], list[str]]:
+    """The words of ``text`` (see :func:`pre_tokenize`) and the characters dropped from it."""
+    cleaned, dropped = [], []
     for char in text:
         if char in ("\x00", "\ufffd") or _is_control(char):
-            continue
-        if _is_whitespace(char):
+            dropped.append(char)
+        elif _is_whitespace(char):
             cleaned.append(" ")
         elif _is_cjk(char):
             cleaned.append(f" {char} ")
@@ -113,13 +136,27 @@ def pre_tokenize(text: str, lowercase: bool = True) -> list[str]:
                 piece += char
         if piece:
             words.append(piece)
+    return words, dropped
+
+
+def pre_tokenize(text: str, lowercase: bool = True) -> list[str]:
+    """Split ``text`` into words and punctuation, normalised as uncased BERT expects.
+
+    ``pre_tokenize("Héllo, wörld!")`` is ``["hello", ",", "world", "!"]``.
+
+    Warns:
+        DroppedCharactersWarning: once, naming the characters dropped, if there are any.
+    """
+    words, dropped = _pre_tokenize(text, lowercase)
+    if dropped:
+        _warn_dropped(f"text {_shown(text)} has", dropped)
     return words
 
 
 class WordPieceTokenizer:
     """Text to WordPiece ids and back, for uncased BERT vocabularies.
 
-    A :class:`~attnlib.formats.tokenizer.Tokenizer`; :meth:`tokenize` (text to pieces),
+    A :class:`~attnlib.tokenizer.Tokenizer`; :meth:`tokenize` (text to pieces),
     :meth:`split_word` and :meth:`ids_to_pieces` are its extras.
 
     Args:
@@ -132,6 +169,10 @@ class WordPieceTokenizer:
     Shapes:
         :meth:`encode` returns ``T`` ints; :meth:`decode` takes ``T`` ints or ``(T,)``;
         :meth:`encode_batch` returns ``ids (B, T)`` long and ``mask (B, T)`` bool.
+
+    Warns:
+        DroppedCharactersWarning: :meth:`tokenize`, :meth:`encode` and :meth:`encode_batch`,
+            once per call that drops characters (see :func:`pre_tokenize`).
     """
 
     def __init__(
@@ -185,17 +226,28 @@ class WordPieceTokenizer:
                 return [UNKNOWN]
         return pieces
 
+    def _split(self, text: str) -> tuple[list[str], list[str]]:
+        """The pieces of ``text`` and the characters dropped from it (no warning)."""
+        words, dropped = _pre_tokenize(text, self.lowercase)
+        return [piece for word in words for piece in self.split_word(word)], dropped
+
+    def _framed(self, pieces: list[str]) -> list[int]:
+        return [self.cls_id, *(self.ids[p] for p in pieces[: self.max_len - 2]), self.sep_id]
+
+    def _pieces(self, text: str) -> list[str]:
+        require_text("text", text)
+        pieces, dropped = self._split(text)
+        if dropped:  # stacklevel 4: past this method and tokenize or encode
+            _warn_dropped(f"text {_shown(text)} has", dropped, stacklevel=4)
+        return pieces
+
     def tokenize(self, text: str) -> list[str]:
         """The WordPiece pieces of ``text``, without ``[CLS]``/``[SEP]`` and not cropped."""
-        require_text("text", text)
-        return [
-            piece for word in pre_tokenize(text, self.lowercase) for piece in self.split_word(word)
-        ]
+        return self._pieces(text)
 
     def encode(self, text: str) -> list[int]:
         """``[CLS] pieces… [SEP]`` as ids, cropped to :attr:`max_len` ids in all."""
-        pieces = self.tokenize(text)[: self.max_len - 2]
-        return [self.cls_id, *(self.ids[p] for p in pieces), self.sep_id]
+        return self._framed(self._pieces(text))
 
     def decode(self, ids: Sequence[int] | torch.Tensor) -> str:
         """The text of ``ids``, as the tokenizer normalised it.
@@ -227,7 +279,17 @@ class WordPieceTokenizer:
             (may be attended to), ``B = len(texts)``, ``T`` the longest encoding.
         """
         texts = require_texts("texts", texts)
-        return pad_ids([self.encode(text) for text in texts], self.pad_id)
+        rows, affected, dropped = [], [], []
+        for text in texts:
+            pieces, chars = self._split(text)
+            rows.append(self._framed(pieces))
+            if chars:
+                affected.append(text)
+                dropped += chars
+        if dropped:
+            counted = f"{len(affected)} of the {len(texts)} texts"
+            _warn_dropped(f"{counted} (the first {_shown(affected[0])}) have", dropped)
+        return pad_ids(rows, self.pad_id)
 
     def ids_to_pieces(self, ids: Sequence[int] | torch.Tensor) -> list[str]:
         """The piece of each id (``[CLS]``, ``##`` continuations and ``[PAD]`` included).
