@@ -191,14 +191,11 @@ class BertModel(nn.Module):
                 )
         keys_mask = padding_mask_from_token_mask(attention_mask)  # (B, 1, 1, T), True = real
         x = self.embeddings(input_ids, token_type_ids)  # (B, T, C)
-        hidden_states, attentions = [x], []
-        for layer in self.encoder.layers:
-            x, weights = layer(x, keys_mask, need_weights)  # (B, T, C), (B, H, T, T)
-            hidden_states.append(x)
-            attentions.append(weights)
+        run = self.encoder.run(x, keys_mask, need_weights=need_weights)
+        (attentions,) = run.weights  # L of (B, H, T, T)
         return BertOutput(
-            last_hidden_state=x,
-            hidden_states=torch.stack(hidden_states),  # (L + 1, B, T, C)
+            last_hidden_state=run.output,  # post-norm: the stack adds no final norm
+            hidden_states=torch.stack(run.hidden_states),  # (L + 1, B, T, C)
             attentions=torch.stack(attentions) if need_weights else None,  # (L, B, H, T, T)
         )
 

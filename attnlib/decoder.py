@@ -9,9 +9,10 @@ import torch
 from torch import nn
 
 from attnlib._validate import require_positive_int
-from attnlib._validate_tensors import require_dtype_of, require_width
 from attnlib.feed_forward import FeedForward
+from attnlib.layer_stack import LayerStack
 from attnlib.multi_head import MultiHeadAttention
+from attnlib.residual import residual_connection
 
 
 class DecoderLayer(nn.Module):
@@ -28,7 +29,8 @@ class DecoderLayer(nn.Module):
 
     Cross-attention takes its queries from the decoder and its keys and values from
     the encoder's output (``memory``): it is where the target reads the source.
-    Dropout hits each sublayer's output before the addition. The layer checks nothing
+    Each sublayer sits in a residual block (:func:`~attnlib.residual.residual_connection`),
+    whose dropout hits the sublayer's output before the addition. The layer checks nothing
     itself: :class:`Decoder` checks its inputs once, and so do the models built on it.
 
     Shapes:
@@ -69,30 +71,29 @@ class DecoderLayer(nn.Module):
         memory_mask: torch.Tensor | None = None,
         need_weights: bool = True,
     ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None]:
-        """Masked self-attention, cross-attention to ``memory``, then the FFN."""
-        if self.norm_first:
-            h, self_weights = self.self_attention(
-                self.norm_1(y), mask=self_mask, need_weights=need_weights
-            )
-            y = y + self.dropout(h)  # (B, T, C)
-            h, cross_weights = self.cross_attention(
-                self.norm_2(y), memory, mask=memory_mask, need_weights=need_weights
-            )
-            y = y + self.dropout(h)
-            y = y + self.dropout(self.feed_forward(self.norm_3(y)))
-        else:
-            h, self_weights = self.self_attention(y, mask=self_mask, need_weights=need_weights)
-            y = self.norm_1(y + self.dropout(h))  # (B, T, C)
-            h, cross_weights = self.cross_attention(
-                y, memory, mask=memory_mask, need_weights=need_weights
-            )
-            y = self.norm_2(y + self.dropout(h))
-            y = self.norm_3(y + self.dropout(self.feed_forward(y)))
+        """Masked self-attention, cross-attention to ``memory``, then the FFN, each in a
+        residual block."""
+        y, self_weights = residual_connection(
+            y,
+            lambda h: self.self_attention(h, mask=self_mask, need_weights=need_weights),
+            self.norm_1,
+            self.dropout,
+            self.norm_first,
+        )  # (B, T, C), (B, H, T, T)
+        y, cross_weights = residual_connection(
+            y,  # queries from the target; keys and values from the source
+            lambda h: self.cross_attention(h, memory, mask=memory_mask, need_weights=need_weights),
+            self.norm_2,
+            self.dropout,
+            self.norm_first,
+        )  # (B, T, C), (B, H, T, S)
+        y = residual_connection(y, self.feed_forward, self.norm_3, self.dropout, self.norm_first)
         return y, self_weights, cross_weights
 
 
-class Decoder(nn.Module):
-    """A stack of :class:`DecoderLayer`; with pre-norm, a final LayerNorm.
+class Decoder(LayerStack):
+    """A :class:`~attnlib.layer_stack.LayerStack` of :class:`DecoderLayer` (with pre-norm, a
+    final LayerNorm).
 
     Shapes:
         y: ``(B, T, d_model)``, memory: ``(B, S, d_model)``; returns ``(B, T, d_model)``
@@ -110,14 +111,12 @@ class Decoder(nn.Module):
         activation: str = "relu",
         norm_eps: float = 1e-5,
     ) -> None:
-        super().__init__()
         require_positive_int("num_layers", num_layers)
-        self.d_model = d_model
-        self.layers = nn.ModuleList(
+        layers = (
             DecoderLayer(d_model, num_heads, d_ff, dropout, norm_first, activation, norm_eps)
             for _ in range(num_layers)
         )
-        self.final_norm = nn.LayerNorm(d_model, eps=norm_eps) if norm_first else nn.Identity()
+        super().__init__(layers, d_model, norm_first, norm_eps)
 
     def forward(
         self,
@@ -128,18 +127,12 @@ class Decoder(nn.Module):
         need_weights: bool = True,
     ) -> tuple[torch.Tensor, list[torch.Tensor | None], list[torch.Tensor | None]]:
         """Run every layer in turn (``need_weights=False``: fused attention, weights ``None``)."""
-        # Before a LayerNorm can fail on them, in torch's words.
-        weight = next(self.parameters())
-        for name, x in (("y", y), ("memory", memory)):
-            require_dtype_of(name, require_width(name, x, self.d_model, ndim=3), weight)
+        self.require_input("y", y)
+        self.require_input("memory", memory)
         if memory.shape[0] != y.shape[0]:
             raise ValueError(
                 f"y (B, T, C) and memory (B, S, C) must share the batch size, got "
                 f"{tuple(y.shape)} and {tuple(memory.shape)}"
             )
-        self_weights, cross_weights = [], []
-        for layer in self.layers:
-            y, w_self, w_cross = layer(y, memory, self_mask, memory_mask, need_weights)
-            self_weights.append(w_self)
-            cross_weights.append(w_cross)
-        return self.final_norm(y), self_weights, cross_weights
+        run = self.run(y, memory, self_mask, memory_mask, need_weights=need_weights)
+        return run.output, run.weights[0], run.weights[1]

@@ -9,9 +9,10 @@ import torch
 from torch import nn
 
 from attnlib._validate import require_positive_int
-from attnlib._validate_tensors import require_dtype_of, require_width
 from attnlib.feed_forward import FeedForward
+from attnlib.layer_stack import LayerStack
 from attnlib.multi_head import MultiHeadAttention
+from attnlib.residual import residual_connection
 
 
 class EncoderLayer(nn.Module):
@@ -25,8 +26,10 @@ class EncoderLayer(nn.Module):
         \text{post-norm (the paper):}\quad h = \operatorname{LN}_1(x +
         \operatorname{SelfAttention}(x)), \quad y = \operatorname{LN}_2(h + \operatorname{FFN}(h))
 
-    Dropout hits each sublayer's output before the addition. The layer checks nothing
-    itself: :class:`Encoder` checks its input once, and so do the models built on it.
+    Each sublayer sits in a residual block (:func:`~attnlib.residual.residual_connection`,
+    the wiring of :class:`~attnlib.residual.Residual`), whose dropout hits the sublayer's
+    output before the addition. The layer checks nothing itself: :class:`Encoder` checks
+    its input once, and so do the models built on it.
 
     Shapes:
         x: ``(B, S, d_model)``; mask: bool, ``True`` = may attend, broadcastable to
@@ -58,21 +61,21 @@ class EncoderLayer(nn.Module):
     def forward(
         self, x: torch.Tensor, mask: torch.Tensor | None = None, need_weights: bool = True
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
-        """Self-attention over the source, then the FFN."""
-        if self.norm_first:
-            h, weights = self.self_attention(self.norm_1(x), mask=mask, need_weights=need_weights)
-            x = x + self.dropout(h)  # (B, S, C)
-            x = x + self.dropout(self.feed_forward(self.norm_2(x)))
-        else:
-            h, weights = self.self_attention(x, mask=mask, need_weights=need_weights)
-            x = self.norm_1(x + self.dropout(h))  # (B, S, C)
-            x = self.norm_2(x + self.dropout(self.feed_forward(x)))
+        """Self-attention over the source, then the FFN, each in a residual block."""
+        x, weights = residual_connection(
+            x,
+            lambda h: self.self_attention(h, mask=mask, need_weights=need_weights),
+            self.norm_1,
+            self.dropout,
+            self.norm_first,
+        )  # (B, S, C), (B, H, S, S)
+        x = residual_connection(x, self.feed_forward, self.norm_2, self.dropout, self.norm_first)
         return x, weights
 
 
-class Encoder(nn.Module):
-    """A stack of :class:`EncoderLayer`; with pre-norm, a final LayerNorm (the stack's
-    output is otherwise never normalised).
+class Encoder(LayerStack):
+    """A :class:`~attnlib.layer_stack.LayerStack` of :class:`EncoderLayer` (with pre-norm, a
+    final LayerNorm: the stack's output is otherwise never normalised).
 
     Shapes:
         x: ``(B, S, d_model)``; returns ``(B, S, d_model)`` and one ``(B, H, S, S)``
@@ -90,23 +93,16 @@ class Encoder(nn.Module):
         activation: str = "relu",
         norm_eps: float = 1e-5,
     ) -> None:
-        super().__init__()
         require_positive_int("num_layers", num_layers)
-        self.d_model = d_model
-        self.layers = nn.ModuleList(
+        layers = (
             EncoderLayer(d_model, num_heads, d_ff, dropout, norm_first, activation, norm_eps)
             for _ in range(num_layers)
         )
-        self.final_norm = nn.LayerNorm(d_model, eps=norm_eps) if norm_first else nn.Identity()
+        super().__init__(layers, d_model, norm_first, norm_eps)
 
     def forward(
         self, x: torch.Tensor, mask: torch.Tensor | None = None, need_weights: bool = True
     ) -> tuple[torch.Tensor, list[torch.Tensor | None]]:
         """Run every layer in turn (``need_weights=False``: fused attention, weights ``None``)."""
-        # Before a LayerNorm can fail on it, in torch's words.
-        require_dtype_of("x", require_width("x", x, self.d_model, ndim=3), next(self.parameters()))
-        all_weights = []
-        for layer in self.layers:
-            x, weights = layer(x, mask, need_weights)
-            all_weights.append(weights)
-        return self.final_norm(x), all_weights
+        run = self.run(self.require_input("x", x), mask, need_weights=need_weights)
+        return run.output, run.weights[0]

@@ -17,6 +17,7 @@ from attnlib.feed_forward import FeedForward
 from attnlib.kv_cache import KVCache
 from attnlib.masks import causal_mask
 from attnlib.multi_head import MultiHeadAttention
+from attnlib.residual import residual_connection
 from attnlib.sampling import sample_next_token
 
 
@@ -72,12 +73,15 @@ class GPTBlock(nn.Module):
         cache: KVCache | None = None,
         need_weights: bool = True,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
-        """Causal self-attention (over the cache too, if given), then the FFN."""
-        h, weights = self.attention(
-            self.norm_1(x), mask=mask, cache=cache, need_weights=need_weights
-        )
-        x = x + self.dropout(h)  # (B, T, C)
-        x = x + self.dropout(self.feed_forward(self.norm_2(x)))
+        """Causal self-attention (over the cache too, if given), then the FFN, each in a
+        pre-norm residual block."""
+        x, weights = residual_connection(
+            x,
+            lambda h: self.attention(h, mask=mask, cache=cache, need_weights=need_weights),
+            self.norm_1,
+            self.dropout,
+        )  # (B, T, C), (B, H, T, T_cached + T)
+        x = residual_connection(x, self.feed_forward, self.norm_2, self.dropout)
         return x, weights
 
 

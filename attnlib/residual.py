@@ -6,12 +6,44 @@ Notebook 08.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import torch
 from torch import nn
 
 from attnlib._validate import require_positive, require_positive_int, require_probability
 from attnlib._validate_tensors import require_width
+
+
+def residual_connection(
+    x: torch.Tensor,
+    sublayer: Callable[[torch.Tensor], Any],
+    norm: Callable[[torch.Tensor], torch.Tensor],
+    dropout: Callable[[torch.Tensor], torch.Tensor],
+    norm_first: bool = True,
+) -> Any:
+    r"""One residual block around ``sublayer``: the wiring of every layer in attnlib.
+
+    .. math::
+
+        \text{post-norm (paper):}\quad y = \operatorname{norm}(x + \operatorname{dropout}(f(x)))
+
+        \text{pre-norm:}\quad y = x + \operatorname{dropout}(f(\operatorname{norm}(x)))
+
+    :class:`Residual` is this block with its own LayerNorm and dropout; the encoder, decoder
+    and GPT layers call it with theirs. A sublayer may return ``(out, extra)``, as attention
+    returns its output and its weights: the block then returns ``(y, extra)``. It checks
+    nothing; its callers check at their door.
+
+    Shapes:
+        x: ``(..., d_model)``; ``sublayer``, ``norm`` and ``dropout`` keep that shape.
+    """
+    out = sublayer(norm(x) if norm_first else x)
+    out, *extra = out if isinstance(out, tuple) else (out,)
+    y = x + dropout(out)
+    if not norm_first:
+        y = norm(y)
+    return (y, *extra) if extra else y
 
 
 class Residual(nn.Module):
@@ -50,6 +82,4 @@ class Residual(nn.Module):
     ) -> torch.Tensor:
         """``x`` plus the sublayer's output, normalised before (pre-norm) or after (post-norm)."""
         require_width("x", x, self.norm.normalized_shape[0], width_name="d_model")
-        if self.norm_first:
-            return x + self.dropout(sublayer(self.norm(x)))
-        return self.norm(x + self.dropout(sublayer(x)))
+        return residual_connection(x, sublayer, self.norm, self.dropout, self.norm_first)

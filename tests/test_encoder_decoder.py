@@ -336,3 +336,36 @@ def test_bad_construction_and_inputs() -> None:
         DecoderLayer(8, 2, 16)(torch.randn(2, 3, 8), torch.randn(3, 4, 8))
     with pytest.raises(ValueError, match="does not broadcast"):
         EncoderLayer(8, 2, 16)(torch.randn(2, 3, 8), torch.ones(2, 1, 1, 4, dtype=torch.bool))
+
+
+@pytest.mark.parametrize("norm_first", [True, False])
+def test_one_stack_serves_encoder_and_decoder_and_keeps_every_hidden_state(
+    norm_first: bool,
+) -> None:
+    from attnlib.layer_stack import LayerStack
+
+    torch.manual_seed(0)
+    encoder = Encoder(3, D_MODEL, HEADS, D_FF, norm_first=norm_first).double().eval()
+    decoder = Decoder(2, D_MODEL, HEADS, D_FF, norm_first=norm_first).double().eval()
+    assert isinstance(encoder, LayerStack) and isinstance(decoder, LayerStack)
+    x, y = _inputs(2, 5, seed=90), _inputs(2, 4, seed=91)
+    with torch.no_grad():
+        run = encoder.run(x, None)
+        by_hand, weights = [x], []
+        for layer in encoder.layers:
+            h, w = layer(by_hand[-1])
+            by_hand.append(h)
+            weights.append(w)
+        assert len(run.hidden_states) == 4 and torch.equal(run.hidden_states[0], x)
+        for ours, theirs in zip(run.hidden_states, by_hand, strict=True):
+            torch.testing.assert_close(ours, theirs, rtol=0, atol=0)
+        torch.testing.assert_close(run.output, encoder.final_norm(by_hand[-1]), rtol=0, atol=0)
+        assert [len(kind) for kind in run.weights] == [3]  # one attention per encoder layer
+        memory, enc_weights = encoder(x)
+        torch.testing.assert_close(memory, run.output, rtol=0, atol=0)
+        assert all(torch.equal(a, b) for a, b in zip(enc_weights, weights, strict=True))
+        out, self_w, cross_w = decoder(y, memory, causal_mask(4))
+        dec_run = decoder.run(y, memory, causal_mask(4), None)
+        assert [len(kind) for kind in dec_run.weights] == [2, 2]  # self- and cross-attention
+        torch.testing.assert_close(out, dec_run.output, rtol=0, atol=0)
+        assert cross_w[0].shape == (2, HEADS, 4, 5) and self_w[1].shape == (2, HEADS, 4, 4)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import pytest
 import torch
@@ -10,8 +11,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from torch import nn
 
+import attnlib
+import attnlib.gpt
 from attnlib.feed_forward import FeedForward
-from attnlib.residual import Residual
+from attnlib.residual import Residual, residual_connection
 
 
 def _gelu_by_hand(x: torch.Tensor) -> torch.Tensor:
@@ -171,3 +174,59 @@ def test_residual_gradient_reaches_the_input_through_the_skip_path(
         torch.testing.assert_close(grad, torch.ones_like(x))
     else:  # the gradient of a sum through LayerNorm is (almost) 0 in every direction
         torch.testing.assert_close(grad, torch.zeros_like(x), atol=1e-6, rtol=0)
+
+
+@pytest.mark.parametrize("norm_first", [True, False])
+def test_residual_connection_is_the_residual_blocks_wiring(norm_first: bool) -> None:
+    torch.manual_seed(0)
+    block, sublayer = Residual(8, dropout=0.3, norm_first=norm_first).train(), FeedForward(8, 16)
+    x = torch.randn(2, 5, 8)
+    torch.manual_seed(1)
+    expected = block(x, sublayer)
+    torch.manual_seed(1)  # the same dropout draws
+    got = residual_connection(x, sublayer, block.norm, block.dropout, norm_first)
+    assert torch.equal(got, expected)
+
+
+@pytest.mark.parametrize("norm_first", [True, False])
+def test_residual_connection_passes_a_sublayers_extra_output_through(norm_first: bool) -> None:
+    """Attention returns (out, weights): the block adds out and hands the weights back."""
+    norm, x, extra = nn.LayerNorm(4), torch.randn(3, 4), object()
+    y, passed = residual_connection(x, lambda h: (2 * h, extra), norm, nn.Identity(), norm_first)
+    assert passed is extra
+    torch.testing.assert_close(
+        y, residual_connection(x, lambda h: 2 * h, norm, nn.Identity(), norm_first)
+    )
+    _, none = residual_connection(x, lambda h: (h, None), norm, nn.Identity(), norm_first)
+    assert none is None  # attention without weights: still a pair
+
+
+@pytest.mark.parametrize(
+    ("module", "build", "blocks"),
+    [
+        ("encoder", lambda: attnlib.EncoderLayer(8, 2, 16), 2),
+        ("decoder", lambda: attnlib.DecoderLayer(8, 2, 16), 3),
+        ("gpt", lambda: attnlib.gpt.GPTBlock(attnlib.GPTConfig(d_model=8, num_heads=2)), 2),
+    ],
+)
+def test_every_layer_is_wired_by_residual_connection(
+    module: str, build: Callable[[], nn.Module], blocks: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One wiring: each layer's residual blocks are residual_connection's, none written out."""
+    import importlib
+
+    calls = []
+
+    def counted(*args: object, **kwargs: object) -> object:
+        calls.append(1)
+        return residual_connection(*args, **kwargs)
+
+    monkeypatch.setattr(
+        importlib.import_module(f"attnlib.{module}"), "residual_connection", counted
+    )
+    layer, x = build().eval(), torch.randn(1, 3, 8)
+    with torch.no_grad():
+        layer(x, x, attnlib.causal_mask(3)) if module == "decoder" else layer(
+            x, attnlib.causal_mask(3)
+        )
+    assert len(calls) == blocks

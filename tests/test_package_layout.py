@@ -29,6 +29,7 @@ CONCEPTS = [
     "masks",
     "feed_forward",
     "residual",
+    "layer_stack",
     "encoder",
     "decoder",
     "transformer",
