@@ -41,7 +41,7 @@ from attnlib.positional import (
     apply_rotary,
     sinusoidal_encoding,
 )
-from attnlib.residual import Residual
+from attnlib.residual import Residual, residual_connection
 from attnlib.sampling import next_token_probs
 from attnlib.sentence_encoder import (
     SentenceEncoder,
@@ -103,6 +103,7 @@ __all__ = [  # noqa: RUF022 (grouped by notebook, not sorted)
     # 08 the Transformer block, 09 a full encoder-decoder
     "FeedForward",
     "Residual",
+    "residual_connection",
     "EncoderLayer",
     "Encoder",
     "DecoderLayer",

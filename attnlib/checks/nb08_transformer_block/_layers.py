@@ -25,6 +25,7 @@ from attnlib.checks._calls import Forbidden
 from attnlib.checks._exercise import Exercise, Mistake
 from attnlib.checks._framework import compare_outputs, fixed_generator
 from attnlib.checks._run import Outcome, same_behaviour
+from attnlib.layer_stack import LayerStack
 
 Tensor = torch.Tensor
 
@@ -40,6 +41,8 @@ LAYER_IMPLEMENTATIONS = Forbidden(
         attnlib.Encoder: "attnlib.Encoder",
         attnlib.Decoder: "attnlib.Decoder",
         attnlib.Residual: "attnlib.Residual",
+        attnlib.residual_connection: "attnlib.residual_connection",
+        LayerStack: "attnlib's layer stack (LayerStack)",
         nn.TransformerEncoderLayer: "torch.nn.TransformerEncoderLayer",
         nn.TransformerDecoderLayer: "torch.nn.TransformerDecoderLayer",
         nn.TransformerEncoder: "torch.nn.TransformerEncoder",

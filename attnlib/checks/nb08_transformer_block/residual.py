@@ -47,7 +47,12 @@ RESIDUAL_BLOCK = register(
     )
 )
 
-RESIDUAL_IMPLEMENTATIONS = Forbidden(python={attnlib.Residual: "attnlib.Residual"})
+RESIDUAL_IMPLEMENTATIONS = Forbidden(
+    python={
+        attnlib.Residual: "attnlib.Residual",
+        attnlib.residual_connection: "attnlib.residual_connection",
+    }
+)
 
 
 def _layer_norm(h: Tensor) -> Tensor:

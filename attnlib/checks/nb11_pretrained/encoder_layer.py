@@ -64,6 +64,7 @@ FORBIDDEN = Forbidden(
         attnlib.EncoderLayer: "attnlib.EncoderLayer",
         attnlib.Encoder: "attnlib.Encoder",
         attnlib.Residual: "attnlib.Residual",
+        attnlib.residual_connection: "attnlib.residual_connection",
         nn.TransformerEncoderLayer: "torch.nn.TransformerEncoderLayer",
         nn.TransformerEncoder: "torch.nn.TransformerEncoder",
     },
