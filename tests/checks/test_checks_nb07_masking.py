@@ -538,6 +538,7 @@ def test_masked_attention_from_a_library_is_refused(cheat: Callable[..., tuple])
     assert not report.passed and "does not accept it" in str(report), report
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("exercise_id", "checker"),
     [

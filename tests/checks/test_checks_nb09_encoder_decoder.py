@@ -543,6 +543,7 @@ def test_the_learner_style_search_without_a_slip_is_right() -> None:
     assert checks.check_beam_search_gnmt(learner_beam).passed
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("slip", BEAM_WRONG)
 def test_each_beam_search_mistake_is_caught_and_named(slip: str) -> None:
     def wrong(model, src, bos, eos, max_len, k, alpha):  # type: ignore[no-untyped-def]
@@ -707,6 +708,7 @@ CHECKERS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("exercise_id", CHECKERS)
 def test_every_mistake_of_the_table_is_named_when_made(exercise_id: str) -> None:
     table = known_mistakes(exercise_id)

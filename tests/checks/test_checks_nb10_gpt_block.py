@@ -337,6 +337,7 @@ def test_a_block_that_calls_the_attention_twice_is_still_named() -> None:
     assert "The mistake: left out the residual around the attention" in str(report), report
 
 
+@pytest.mark.slow
 def test_every_mistake_of_the_table_is_named_when_made() -> None:
     for mistake in known_mistakes("ex1_my_gpt_block"):
         report = checks.check_my_gpt_block(mistake.fn)

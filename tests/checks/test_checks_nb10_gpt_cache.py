@@ -241,6 +241,7 @@ def test_each_cache_mistake_is_caught_and_named(name: str) -> None:
     assert not report.passed and words in _named(report), report
 
 
+@pytest.mark.slow
 def test_every_mistake_of_the_table_is_named_when_made() -> None:
     for mistake in known_mistakes("ex6_my_generate_cached"):
         report = checks.check_my_generate_cached(mistake.fn)

@@ -584,6 +584,7 @@ CHECKERS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("exercise_id", CHECKERS)
 def test_every_mistake_of_the_table_is_named_when_made(exercise_id: str) -> None:
     for mistake in known_mistakes(exercise_id):

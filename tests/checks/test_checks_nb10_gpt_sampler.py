@@ -276,6 +276,7 @@ def test_each_sampler_mistake_is_caught_and_named(name: str) -> None:
     assert not report.passed and words in _named(report), report
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 1])
 def test_every_mistake_of_the_table_is_named_when_made(seed: int) -> None:
     for mistake in known_mistakes("ex5_my_sample"):

@@ -33,6 +33,7 @@ def _table_is_tested(exercise_id: str, wrong: dict[str, tuple[object, str]]) -> 
     }, "a mistake of the table is not written again here"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("check", "exercise_id"),
     [

@@ -50,6 +50,7 @@ def test_right_modules_pass(cls: str) -> None:
     assert report.passed, report
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cls", CHECKS)
 def test_every_entry_of_the_table_is_named_when_made(cls: str) -> None:
     check, _, exercise_id = CHECKS[cls]
@@ -269,6 +270,7 @@ def tokenizer():
     return minilm.load_minilm(verify_checksums=False).tokenizer
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("whose", ["the learner's", "attnlib's"])
 def test_the_frame_reproduces_sentence_transformers(tokenizer, whose: str) -> None:
     parts = modules(None)
