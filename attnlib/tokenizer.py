@@ -36,7 +36,7 @@ class Tokenizer(Protocol):
       end), or ``None`` for no limit.
 
     ``isinstance(obj, Tokenizer)`` checks that these members exist, not what they do;
-    ``tests/test_tokenizers.py`` checks that the three tokenizers agree on what they do.
+    ``tests/core/test_tokenizers.py`` checks that the three tokenizers agree on what they do.
 
     Shapes:
         ``encode`` returns ``T`` ints; ``decode`` takes ``T`` ints or a ``(T,)`` integer

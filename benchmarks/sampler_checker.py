@@ -1,11 +1,11 @@
 """How often does notebook 10's statistical sampler check fail a right sampler, or miss a wrong one?
 
 `python -m benchmarks.sampler_checker` runs `checks.check_my_sample` on a right sampler written
-as a learner would (attnlib's own is refused by the check) with seeds 0 to 1999 (`--seeds N` for
-another count) and prints how many runs failed: the bound is built so that fewer than one in 10
-million should. Then it runs each usual mistake of `attnlib.checks.nb10_gpt.sampler_mistakes`
-over 200 seeds and prints how often the check failed it and how often it named the mistake.
-About a minute on 2 cores.
+as a learner would (`tests/support/right_sampler.py`; attnlib's own is refused by the check)
+with seeds 0 to 1999 (`--seeds N` for another count) and prints how many runs failed: the bound
+is built so that fewer than one in 10 million should. Then it runs each usual mistake of
+`attnlib.checks.nb10_gpt.sampler_mistakes` over 200 seeds and prints how often the check failed
+it and how often it named the mistake. About a minute on 2 cores.
 """
 
 from __future__ import annotations
@@ -13,35 +13,11 @@ from __future__ import annotations
 import argparse
 import time
 
-import torch
+from right_sampler import right_sampler
 
 from attnlib import checks
 from attnlib.checks.nb10_gpt import sampler
 from attnlib.checks.nb10_gpt.sampler_mistakes import MISTAKES
-
-Tensor = torch.Tensor
-
-
-def right_sampler(
-    logits: Tensor,
-    temperature: float,
-    top_k: int | None,
-    top_p: float | None,
-    generator: torch.Generator | None,
-) -> Tensor:
-    """The exercise's sampler, as the notebook's worked solution writes it: (B, V) -> (B, 1)."""
-    if temperature == 0:
-        return logits.argmax(dim=-1, keepdim=True)
-    z = logits / temperature
-    if top_k is not None:
-        z = z.masked_fill(z < z.topk(top_k, dim=-1).values[..., -1:], -torch.inf)
-    probs = torch.softmax(z, dim=-1)
-    if top_p is not None:
-        ranked, order = probs.sort(dim=-1, descending=True)
-        keep_sorted = ranked.cumsum(dim=-1) - ranked < top_p
-        kept = probs * torch.zeros_like(keep_sorted).scatter(-1, order, keep_sorted)
-        probs = kept / kept.sum(dim=-1, keepdim=True)
-    return torch.multinomial(probs, 1, generator=generator)
 
 
 def main() -> None:

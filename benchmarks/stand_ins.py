@@ -1,7 +1,7 @@
 """Whether a checker says the same of an answer across the grading sandbox's wall.
 
 `python -m benchmarks.stand_ins [NN …]` runs each checker twice on every function answer of
-the three mistake corpora (`benchmarks/mistake_corpus`): once on the answer itself, as in a
+the three mistake corpora (`tests/support/mistake_corpus`): once on the answer itself, as in a
 notebook, and once on a stand-in (`attnlib.grading.stand_ins`) whose calls go through the
 grader's wire format to `attnlib.grading.answering`, as when grading, in this one process.
 It prints how many reports are identical, word for word and pass for fail. Answers are
@@ -11,38 +11,11 @@ the optional 10 Ex 6, which carries no points and is not graded, is counted apar
 
 from __future__ import annotations
 
-import json
 import sys
 import warnings
-from typing import Any
 
-from attnlib.grading.answering import answer_request, describe
-from attnlib.grading.stand_ins import stand_in
-from benchmarks.mistake_corpus.corpus import Entry, checker_for, entries, notebooks
-
-NOT_ACROSS = {"ex6_my_generate_cached"}  # optional: no points, so not graded
-
-
-class Loopback:
-    """A channel to an answer in this process, through JSON as the wire carries it."""
-
-    def __init__(self, answer: Any) -> None:
-        self.answer = answer
-
-    def request(self, message: dict[str, Any]) -> dict[str, Any]:
-        sent = json.loads(json.dumps(message["call"]))
-        return json.loads(json.dumps(answer_request(self.answer, sent)))
-
-
-def across_the_wall(answer: Any) -> Any:
-    return stand_in(Loopback(answer), json.loads(json.dumps(describe(answer))))
-
-
-def same_report(entry: Entry) -> bool:
-    checker = checker_for(entry.exercise_id)
-    direct = checker(entry.answer, *entry.extra_args)
-    remote = checker(across_the_wall(entry.answer), *entry.extra_args)
-    return str(direct) == str(remote) and direct.passed == remote.passed
+from mistake_corpus.corpus import entries, notebooks
+from stand_in_loopback import NOT_ACROSS, same_report
 
 
 def main(numbers: list[str]) -> None:

@@ -32,6 +32,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from attnlib.course.playgrounds import SHOW_CALL as PLAYGROUND
+
 WORDS_PER_MINUTE = 120
 MINUTES_PER_CODE_CELL = 1.0
 MINUTES_PER_WIDGET = 2.0
@@ -39,9 +41,6 @@ MINUTES_PER_PLAYGROUND = 5.0
 MINUTES_PER_PREDICTION = 2.0
 MINUTES_PER_UNLABELLED_EXERCISE = 10.0
 COLLAPSED = re.compile(r"<details>.*?</details>", re.S)
-# How a notebook shows a playground: `playgrounds.<module>.show_…(`, the module captured. The
-# guide's screenshots and the browser test find the playgrounds with it too.
-PLAYGROUND = re.compile(r"playgrounds\.(\w+)\.show_\w+\(")
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ It also writes ``attnlib/data/solutions.json``, the worked solutions that
     python instructors/editions.py --check     # exit 1 if either is out of date
     python instructors/editions.py --visible   # solution lines a learner sees before each exercise
 
-``tests/test_editions.py`` runs the check, so the two editions cannot drift apart.
+``tests/notebooks/test_editions.py`` runs the check, so the two editions cannot drift apart.
 """
 
 from __future__ import annotations

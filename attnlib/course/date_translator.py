@@ -8,8 +8,8 @@ package, the one notebook 09 studies, after checking its files' SHA-256 digests 
 :data:`REFERENCE_SHA256`, the one place they are recorded.
 
 After changing a stored file on purpose, record its new digest, in the checkout, with
-``python tests/reference_translator.py --rehash``. After renaming the models' parameters,
-``python tests/reference_translator.py --resave --rename OLD NEW`` (a regular expression
+``python tests/support/reference_translator.py --rehash``. After renaming the models' parameters,
+``python tests/support/reference_translator.py --resave --rename OLD NEW`` (a regular expression
 and its replacement, as often as needed) re-saves the same weights under the new names and
 records the digest; without arguments that script retrains the reference and records it.
 
@@ -185,10 +185,10 @@ REFERENCE_HISTORY = "data/date_translator.json"
 
 
 """The reference translator, ``train_date_translator(seed=0)``, and its losses and learning
-rates, stored by ``python tests/reference_translator.py``."""
+rates, stored by ``python tests/support/reference_translator.py``."""
 
 
-# Written by `python tests/reference_translator.py --rehash` (see the module docstring).
+# Written by `python tests/support/reference_translator.py --rehash` (see the module docstring).
 REFERENCE_SHA256 = {
     REFERENCE_WEIGHTS: "d203cb2c6b6fb671ce489cbb021ab44575717e31de9b654899beb091185703de",
     REFERENCE_HISTORY: "78a95e6408af36eb14e02bbfb811430b2b674771de4b7d183a1bca69acf1a74c",
@@ -197,7 +197,7 @@ REFERENCE_SHA256 = {
 
 _RESTORE = (
     "reinstall attnlib or restore the file from git; if it was re-saved on purpose, record "
-    "its digest with `python tests/reference_translator.py --rehash`"
+    "its digest with `python tests/support/reference_translator.py --rehash`"
 )
 
 

@@ -110,7 +110,7 @@ class MiniLMReference:
     """all-MiniLM-L6-v2's outputs as computed by sentence-transformers and transformers.
 
     Stored with the package (``attnlib/data/minilm_reference.npz``, written by
-    ``tests/minilm_reference.py``) so that attnlib can be compared with the reference
+    ``tests/support/minilm_reference.py``) so that attnlib can be compared with the reference
     libraries on a machine that does not have them; a unit test recomputes the file.
 
     Shapes:
@@ -148,7 +148,7 @@ def load_minilm_reference() -> MiniLMReference:
 class MiniLMActivations:
     """What every sub-module of all-MiniLM-L6-v2 computed for a padded batch of two sentences.
 
-    Recorded from transformers' BertModel by ``tests/minilm_activations.py`` and stored
+    Recorded from transformers' BertModel by ``tests/support/minilm_activations.py`` and stored
     as ``attnlib/data/minilm_activations.npz`` (a unit test recomputes it), so that
     notebook 11's capstone checker can compare a learner's modules with the real model's
     activations, one sub-module at a time, without the reference libraries.

@@ -44,7 +44,7 @@ from lab_page import (
     settle,
 )
 
-from benchmarks.study_time import PLAYGROUND as PLAYGROUND_CALL
+from attnlib.course.playgrounds import SHOW_CALL as PLAYGROUND_CALL
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 # The notebooks known to have widgets and playgrounds; what is tested is read from the

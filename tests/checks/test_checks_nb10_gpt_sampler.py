@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 import pytest
 import torch
+from right_sampler import right_sampler
 
 import attnlib
 from attnlib import checks
@@ -20,7 +21,6 @@ from attnlib.checks._exercise import known_mistakes
 from attnlib.checks.nb10_gpt import sampler, sampler_counts
 from attnlib.course import sliders
 from attnlib.sampling import next_token_probs, sample_next_token
-from benchmarks.sampler_checker import right_sampler
 
 Tensor = torch.Tensor
 INF = float("inf")

@@ -1,9 +1,10 @@
 """Notebook 11's capstone checkers (Exercises 4–7) against their tables of mistakes, and the
 loader and fallbacks of ``attnlib.course.own_encoder`` that run the learner's modules.
 
-The learner's modules come from ``nb11_learner_modules.py``, written the way a learner would
-write them, not the way the tables write the mistakes: each mistake must be caught and named by
-its own exercise's check and, through the part that holds it, by the encoder layer's.
+The learner's modules come from ``tests/support/nb11_learner_modules.py``, written the way a
+learner would write them, not the way the tables write the mistakes: each mistake must be caught
+and named by its own exercise's check and, through the part that holds it, by the encoder
+layer's.
 """
 
 from __future__ import annotations

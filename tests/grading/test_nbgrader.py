@@ -21,8 +21,7 @@ from typing import Any
 
 import pytest
 from nbgrader import api as gradebook_api  # the `instructor` extra
-
-from benchmarks.setup_paths import (
+from setup_runs import (
     ASSIGNMENT,
     COURSE_NOTEBOOKS,
     LEARNER_NOTEBOOKS,

@@ -12,8 +12,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
-from benchmarks.setup_paths import PipSetup, build_pip_setup, describe_pip_setup, learner_env
+from setup_runs import PipSetup, build_pip_setup, describe_pip_setup, learner_env
 
 NOTEBOOKS = [
     "01_dot_products_and_embeddings.ipynb",

@@ -20,6 +20,8 @@ A notebook imports the package and calls through it: ``playgrounds.sampler.show_
 Notebooks 02 to 07 and 09 to 11.
 """
 
+import re
+
 from attnlib.course.playgrounds import (
     attention_drawing,
     attention_views,
@@ -34,7 +36,13 @@ from attnlib.course.playgrounds import (
     toy_views,
 )
 
+# How a notebook shows a playground: `playgrounds.<module>.show_…(`, the module captured.
+# benchmarks.study_time counts the playgrounds with it; the guide's screenshots and the browser
+# test find them with it.
+SHOW_CALL = re.compile(r"playgrounds\.(\w+)\.show_\w+\(")
+
 __all__ = [
+    "SHOW_CALL",
     "attention_drawing",
     "attention_views",
     "attention_widget",

@@ -1,5 +1,0 @@
-import sys
-
-from benchmarks.mistake_corpus.corpus import main
-
-main(sys.argv[1:])

@@ -1,0 +1,17 @@
+"""A corpus of learner answers, written apart from the checkers' tables, run against them.
+
+`python -m benchmarks.mistake_corpus` runs every entry through its exercise's checker and
+prints how many wrong answers each check catches and names, and how many right answers it
+refuses; `python -m benchmarks.stand_ins` and `tests/checks/test_grading_stand_ins.py` run the
+answers across the grading sandbox's wall. Test data, shared with the benchmarks.
+
+Each module ``nbNN.py`` (corpus a), ``nbNN_b.py`` (corpus b, written later by other hands,
+after the checkers had been improved against corpus a) and ``nbNN_c.py`` (corpus c, the same
+again after corpus b) lists :class:`Entry` s. A wrong answer's
+``named`` is the name of the table entry that describes it (the report must say "The mistake:
+<named>"), or ``None`` when no table entry describes it; an answer named as some *other*
+mistake counts as misnamed. The entries were written from what learners do, before reading the
+tables or the other corpus; ``named`` was filled in afterwards by reading each report. A wrong
+answer that calls the implementation its exercise asks for counts as named when the check
+refuses it (``named=REFUSED``).
+"""

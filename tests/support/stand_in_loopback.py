@@ -1,0 +1,41 @@
+"""A checker's report on an answer, and on a stand-in for it across the grading sandbox's wall.
+
+A stand-in (`attnlib.grading.stand_ins`) whose calls go through the grader's wire format to
+`attnlib.grading.answering`, as when grading, but in this one process (`Loopback`). Used by
+`tests/checks/test_grading_stand_ins.py` on a sample of the mistake corpus and by
+`python -m benchmarks.stand_ins` on all of it.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from mistake_corpus.corpus import Entry, checker_for
+
+from attnlib.grading.answering import answer_request, describe
+from attnlib.grading.stand_ins import stand_in
+
+NOT_ACROSS = {"ex6_my_generate_cached"}  # optional: no points, so not graded
+
+
+class Loopback:
+    """A channel to an answer in this process, through JSON as the wire carries it."""
+
+    def __init__(self, answer: Any) -> None:
+        self.answer = answer
+
+    def request(self, message: dict[str, Any]) -> dict[str, Any]:
+        sent = json.loads(json.dumps(message["call"]))
+        return json.loads(json.dumps(answer_request(self.answer, sent)))
+
+
+def across_the_wall(answer: Any) -> Any:
+    return stand_in(Loopback(answer), json.loads(json.dumps(describe(answer))))
+
+
+def same_report(entry: Entry) -> bool:
+    checker = checker_for(entry.exercise_id)
+    direct = checker(entry.answer, *entry.extra_args)
+    remote = checker(across_the_wall(entry.answer), *entry.extra_args)
+    return str(direct) == str(remote) and direct.passed == remote.passed
