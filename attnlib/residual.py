@@ -39,11 +39,11 @@ def residual_connection(
         x: ``(..., d_model)``; ``sublayer``, ``norm`` and ``dropout`` keep that shape.
     """
     out = sublayer(norm(x) if norm_first else x)
-    out, *extra = out if isinstance(out, tuple) else (out,)
-    y = x + dropout(out)
+    pair = isinstance(out, tuple)  # attention's (output, weights)
+    y = x + dropout(out[0] if pair else out)
     if not norm_first:
         y = norm(y)
-    return (y, *extra) if extra else y
+    return (y, *out[1:]) if pair else y
 
 
 class Residual(nn.Module):
