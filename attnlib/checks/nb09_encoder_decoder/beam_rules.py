@@ -36,8 +36,8 @@ class Rules:
     scores: str = "log_softmax"
     returned: str = "normalised"  # the score returned: "normalised" or "raw"
     choose: str = "normalised"  # the winner is the best "normalised" score, or the best "raw" sum
-    one_step_short: bool = False  # max_len - 1 steps
-    one_step_long: bool = False  # max_len + 1 steps
+    one_step_short: bool = False  # max_new_tokens - 1 steps
+    one_step_long: bool = False  # max_new_tokens + 1 steps
     with_bos: bool = False  # the returned tokens start with <bos>
     strip_eos: bool = False  # the returned tokens lose their <eos> (the score keeps it)
     greedy: bool = False  # one hypothesis, whatever beam_size
@@ -54,7 +54,7 @@ def plain_beam_search(
     src: torch.Tensor,
     bos_id: int,
     eos_id: int,
-    max_len: int,
+    max_new_tokens: int,
     beam_size: int,
     alpha: float,
     rules: Rules = RIGHT,
@@ -87,7 +87,7 @@ def plain_beam_search(
     beams: list[tuple[list[int], float]] = [([], 0.0)]
     put_aside: list[tuple[list[int], float]] = []  # (rules.aside only)
     width = 1 if rules.greedy else beam_size
-    steps = max_len - rules.one_step_short + rules.one_step_long
+    steps = max_new_tokens - rules.one_step_short + rules.one_step_long
     for _ in range(steps):
         candidates = [beam for beam in beams if ended(beam[0]) and rules.keep_finished]
         growing = [beam for beam in beams if not ended(beam[0])]
