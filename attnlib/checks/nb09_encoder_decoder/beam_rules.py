@@ -10,6 +10,7 @@ Notebook 09.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 import torch
 import torch.nn.functional as F
@@ -48,6 +49,59 @@ class Rules:
 RIGHT = Rules()
 
 
+def _ended(tokens: list[int], eos_id: int, rules: Rules) -> bool:
+    return bool(tokens) and tokens[-1] == eos_id and not rules.extend_finished
+
+
+def _length(tokens: list[int], eos_id: int, rules: Rules) -> int:
+    if rules.length == "no_eos" and tokens and tokens[-1] == eos_id:
+        return len(tokens) - 1
+    return len(tokens) + (rules.length == "with_bos")
+
+
+def _normalised(tokens: list[int], total: float, eos_id: int, alpha: float, rules: Rules) -> float:
+    n = _length(tokens, eos_id, rules)
+    if rules.penalty == "none":
+        return total
+    if rules.penalty == "power":
+        return total / max(n, 1) ** alpha
+    if rules.penalty == "precedence":
+        return total / ((5 + n) / 6**alpha)
+    if rules.penalty == "divided twice":
+        return total / (5 + n) / 6**alpha
+    if rules.penalty == "times":
+        return total * ((5 + n) / 6) ** alpha
+    return total / ((5 + n) / 6) ** alpha
+
+
+def _next_token_scores(
+    model: torch.nn.Module,
+    prefixes: list[list[int]],
+    bos_id: int,
+    memory: torch.Tensor,
+    src_mask: torch.Tensor,
+    rules: Rules,
+) -> list[list[float]]:
+    """For each prefix (all of one length: one call of the decoder for all), what the search
+    adds up for each next token."""
+    n = len(prefixes)
+    tgt = torch.tensor([[bos_id, *tokens] for tokens in prefixes])  # (n, t)
+    if rules.last_token_only:
+        tgt = tgt[:, -1:]  # (n, 1): <bos> at the first step, then the last token
+    logits, _, _ = model.decode(
+        tgt, memory.expand(n, *memory.shape[1:]), src_mask.expand(n, *src_mask.shape[1:])
+    )
+    full = logits.double()  # (n, t, V)
+    if rules.scores == "positions":
+        full = F.log_softmax(full, dim=1)
+    row = full[:, rules.position]  # (n, V)
+    if rules.scores == "log_softmax":
+        row = F.log_softmax(row, dim=-1)
+    elif rules.scores == "probs":
+        row = F.softmax(row, dim=-1)
+    return row.tolist()
+
+
 @torch.no_grad()
 def plain_beam_search(
     model: torch.nn.Module,
@@ -60,29 +114,8 @@ def plain_beam_search(
     rules: Rules = RIGHT,
 ) -> tuple[list[int], float]:
     """Beam search for one source ``(1, S)``; ``(tokens, score)`` as the exercise asks."""
-
-    def ended(tokens: list[int]) -> bool:
-        return bool(tokens) and tokens[-1] == eos_id and not rules.extend_finished
-
-    def length(tokens: list[int]) -> int:
-        if rules.length == "no_eos" and tokens and tokens[-1] == eos_id:
-            return len(tokens) - 1
-        return len(tokens) + (rules.length == "with_bos")
-
-    def normalised(tokens: list[int], total: float) -> float:
-        n = length(tokens)
-        if rules.penalty == "none":
-            return total
-        if rules.penalty == "power":
-            return total / max(n, 1) ** alpha
-        if rules.penalty == "precedence":
-            return total / ((5 + n) / 6**alpha)
-        if rules.penalty == "divided twice":
-            return total / (5 + n) / 6**alpha
-        if rules.penalty == "times":
-            return total * ((5 + n) / 6) ** alpha
-        return total / ((5 + n) / 6) ** alpha
-
+    ended = partial(_ended, eos_id=eos_id, rules=rules)
+    normalised = partial(_normalised, eos_id=eos_id, alpha=alpha, rules=rules)
     memory, src_mask, _ = model.encode(src)
     beams: list[tuple[list[int], float]] = [([], 0.0)]
     put_aside: list[tuple[list[int], float]] = []  # (rules.aside only)
@@ -91,23 +124,11 @@ def plain_beam_search(
     for _ in range(steps):
         candidates = [beam for beam in beams if ended(beam[0]) and rules.keep_finished]
         growing = [beam for beam in beams if not ended(beam[0])]
-        if growing:  # all of the same length: one call of the decoder for all
-            n = len(growing)
-            tgt = torch.tensor([[bos_id, *tokens] for tokens, _ in growing])  # (n, t)
-            if rules.last_token_only:
-                tgt = tgt[:, -1:]  # (n, 1): <bos> at the first step, then the last token
-            logits, _, _ = model.decode(
-                tgt, memory.expand(n, *memory.shape[1:]), src_mask.expand(n, *src_mask.shape[1:])
+        if growing:
+            rows = _next_token_scores(
+                model, [t for t, _ in growing], bos_id, memory, src_mask, rules
             )
-            full = logits.double()  # (n, t, V)
-            if rules.scores == "positions":
-                full = F.log_softmax(full, dim=1)
-            row = full[:, rules.position]  # (n, V)
-            if rules.scores == "log_softmax":
-                row = F.log_softmax(row, dim=-1)
-            elif rules.scores == "probs":
-                row = F.softmax(row, dim=-1)
-            for (tokens, total), values in zip(growing, row.tolist(), strict=True):
+            for (tokens, total), values in zip(growing, rows, strict=True):
                 candidates += [([*tokens, v], total + s) for v, s in enumerate(values)]
         if not candidates:
             break
