@@ -7,11 +7,14 @@ with a wrong value ``ValueError``, and each message names the argument and what 
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 import torch
 from torch import nn
 from torch.optim.lr_scheduler import LRScheduler, ReduceLROnPlateau
+
+from attnlib._validate import require_int, require_number
 
 if TYPE_CHECKING:
     from attnlib.training import TrainingHistory
@@ -67,3 +70,26 @@ def require_continuable(
     if done and taken != done:  # e.g. a fresh scheduler, which would restart the schedule
         raise ValueError(f"scheduler has taken {taken} steps, history {done}: restore it too")
     return done
+
+
+def require_fit_arguments(
+    model: object,
+    loss_on_batch: object,
+    steps: object,
+    optimizer: object,
+    scheduler: object,
+    clip_norm: object,
+    seed: object,
+    progress: object,
+) -> None:
+    """Every argument of :func:`attnlib.training.fit` but its history, as its docstring says."""
+    if not callable(loss_on_batch):
+        raise TypeError(f"loss_on_batch must be a function, got {type(loss_on_batch).__name__}")
+    require_int("steps", steps, minimum=1)
+    require_instance("model", model, nn.Module, "an nn.Module")
+    require_optimizer(optimizer, scheduler, model)
+    # clip_norm=0 would scale every gradient to 0: the weights would never move.
+    if clip_norm is not None and not 0 < require_number("clip_norm", clip_norm) < math.inf:
+        raise ValueError(f"clip_norm must be positive and finite (or None), got {clip_norm}")
+    require_int("seed", seed, minimum=0)
+    require_instance("progress", progress, bool, "a bool")

@@ -19,7 +19,7 @@ from attnlib.transformer import Transformer
 
 @torch.no_grad()
 def greedy_decode(
-    model: Transformer, src: torch.Tensor, bos_id: int, eos_id: int, max_len: int
+    model: Transformer, src: torch.Tensor, bos_id: int, eos_id: int, max_new_tokens: int
 ) -> torch.Tensor:
     r"""Generate each target sequence by always taking the most likely next token.
 
@@ -28,13 +28,13 @@ def greedy_decode(
         y_t = \arg\max_v\, p(v \mid y_{<t}, x)
 
     The source is encoded once; decoding stops when every sequence has produced
-    ``eos_id`` or after ``max_len`` tokens. Positions after a sequence's EOS hold
+    ``eos_id`` or after ``max_new_tokens`` tokens. Positions after a sequence's EOS hold
     the pad id.
 
     Shapes:
-        src: ``(B, S)``; returns ``(B, L)`` with ``L ≤ max_len`` (no BOS; EOS included).
+        src: ``(B, S)``; returns ``(B, L)`` with ``L ≤ max_new_tokens`` (no BOS; EOS included).
     """
-    return beam_search(model, src, bos_id, eos_id, max_len, beam_size=1)
+    return beam_search(model, src, bos_id, eos_id, max_new_tokens, beam_size=1)
 
 
 @torch.no_grad()
@@ -43,7 +43,7 @@ def beam_search(
     src: torch.Tensor,
     bos_id: int,
     eos_id: int,
-    max_len: int,
+    max_new_tokens: int,
     beam_size: int = 4,
     length_penalty: float = 1.0,
     penalty: str = "power",
@@ -62,15 +62,15 @@ def beam_search(
 
     with :math:`\alpha` = ``length_penalty`` and :math:`|y|` counting the EOS, so that
     short hypotheses are not preferred just for having fewer terms.
-    With ``beam_size=1`` this is greedy decoding. ``max_len`` may be at most the
-    model's ``config.max_len`` (the decoder reads up to ``max_len`` tokens, BOS first).
+    With ``beam_size=1`` this is greedy decoding. ``max_new_tokens`` may be at most the
+    model's ``config.max_len`` (the decoder reads up to ``max_new_tokens`` tokens, BOS first).
     :func:`beam_search_with_scores` also returns the winners' normalised scores.
 
     Shapes:
         src: ``(B, S)``; returns ``(B, L)`` (no BOS; EOS included; pad after EOS).
     """
     return beam_search_with_scores(
-        model, src, bos_id, eos_id, max_len, beam_size, length_penalty, penalty
+        model, src, bos_id, eos_id, max_new_tokens, beam_size, length_penalty, penalty
     )[0]
 
 
@@ -80,7 +80,7 @@ def beam_search_with_scores(
     src: torch.Tensor,
     bos_id: int,
     eos_id: int,
-    max_len: int,
+    max_new_tokens: int,
     beam_size: int = 4,
     length_penalty: float = 1.0,
     penalty: str = "power",
@@ -88,10 +88,10 @@ def beam_search_with_scores(
     """:func:`beam_search`, and the length-normalised score of each winner.
 
     Raises:
-        TypeError: ``bos_id``, ``eos_id``, ``max_len`` or ``beam_size`` is not an int,
+        TypeError: ``bos_id``, ``eos_id``, ``max_new_tokens`` or ``beam_size`` is not an int,
             ``length_penalty`` is not a number, or ``penalty`` not a str.
         ValueError: a token id outside the target vocabulary, ``beam_size < 1``,
-            ``max_len`` outside ``[1, config.max_len]``, a ``length_penalty`` that is NaN
+            ``max_new_tokens`` outside ``[1, config.max_len]``, a ``length_penalty`` that is NaN
             or infinite, or a ``penalty`` other than ``"power"`` and ``"gnmt"``.
 
     Shapes:
@@ -102,8 +102,10 @@ def beam_search_with_scores(
         if not 0 <= require_int(name, token) < vocab_size:
             raise ValueError(f"{name} must be a token id in [0, {vocab_size}), got {token}")
     require_positive_int("beam_size", beam_size)
-    if not 1 <= require_int("max_len", max_len) <= model.config.max_len:
-        raise ValueError(f"max_len must be in [1, {model.config.max_len}], got {max_len}")
+    if not 1 <= require_int("max_new_tokens", max_new_tokens) <= model.config.max_len:
+        raise ValueError(
+            f"max_new_tokens must be in [1, {model.config.max_len}], got {max_new_tokens}"
+        )
     # A NaN or infinite alpha would make every normalised score NaN, 0 or ±inf.
     require_finite_number("length_penalty", length_penalty)
     require_choice("penalty", penalty, ("power", "gnmt"))
@@ -120,7 +122,7 @@ def beam_search_with_scores(
     scores[:, 1:] = -torch.inf  # all beams start identical: keep only one alive at first
     finished = torch.zeros(batch * k, dtype=torch.bool, device=src.device)
     lengths = torch.zeros(batch * k, dtype=score_dtype, device=src.device)
-    for _ in range(max_len):
+    for _ in range(max_new_tokens):
         logits, _, _ = model.decode(sequences, memory, src_mask, need_weights=False)
         log_probs = F.log_softmax(logits[:, -1].to(score_dtype), dim=-1)  # (B*K, V)
         # A finished beam may only be extended by padding, at no cost.

@@ -42,8 +42,8 @@ def causal_mask(t_q: int, t_k: int | None = None) -> torch.Tensor:
     return torch.ones(t_q, t_k, dtype=torch.bool).tril(diagonal=t_k - t_q)
 
 
-def padding_mask(lengths: torch.Tensor | list[int], max_len: int) -> torch.Tensor:
-    r"""Padding mask for sequences padded to ``max_len``: keys past each length are blocked.
+def padding_mask(lengths: torch.Tensor | list[int], seq_len: int) -> torch.Tensor:
+    r"""Padding mask for sequences padded to ``seq_len``: keys past each length are blocked.
 
     .. math::
 
@@ -54,15 +54,15 @@ def padding_mask(lengths: torch.Tensor | list[int], max_len: int) -> torch.Tenso
     ignores its padding.
 
     Shapes:
-        lengths: ``(B,)``; returns ``(B, 1, 1, max_len)`` bool.
+        lengths: ``(B,)``; returns ``(B, 1, 1, seq_len)`` bool.
     """
     lengths_t = _require_lengths(lengths)
-    require_positive_int("max_len", max_len)
-    if len(lengths_t) and (lengths_t.min() < 0 or lengths_t.max() > max_len):
-        raise ValueError(f"lengths must lie in [0, max_len={max_len}], got {lengths_t.tolist()}")
-    positions = torch.arange(max_len, device=lengths_t.device)  # (max_len,)
-    real = positions.unsqueeze(0) < lengths_t.unsqueeze(1)  # (B, max_len)
-    return real[:, None, None, :]  # (B, 1, 1, max_len)
+    require_positive_int("seq_len", seq_len)
+    if len(lengths_t) and (lengths_t.min() < 0 or lengths_t.max() > seq_len):
+        raise ValueError(f"lengths must lie in [0, seq_len={seq_len}], got {lengths_t.tolist()}")
+    positions = torch.arange(seq_len, device=lengths_t.device)  # (seq_len,)
+    real = positions.unsqueeze(0) < lengths_t.unsqueeze(1)  # (B, seq_len)
+    return real[:, None, None, :]  # (B, 1, 1, seq_len)
 
 
 def padding_mask_from_ids(token_ids: torch.Tensor, pad_id: int) -> torch.Tensor:

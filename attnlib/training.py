@@ -9,14 +9,19 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 from torch.optim.lr_scheduler import LRScheduler
 
-from attnlib._training_checks import require_continuable, require_instance, require_optimizer
-from attnlib._validate import require_int, require_number, require_positive_int, require_probability
+from attnlib._training_checks import (
+    require_continuable,
+    require_fit_arguments,
+    require_instance,
+)
+from attnlib._validate import require_int, require_positive_int, require_probability
 from attnlib._validate_tensors import (
     require_class_ids,
     require_float_tensor,
@@ -168,6 +173,28 @@ def _rng_state(generator: torch.Generator) -> dict[str, torch.Tensor]:
     return {"torch": torch.get_rng_state(), "generator": generator.get_state()}
 
 
+def _start_random_state(history: TrainingHistory, seed: int, on_cpu: bool) -> torch.Generator:
+    """The batch generator, and torch's global one (dropout's) set alike: from ``seed`` for a
+    new run, from where ``history`` stopped for a continued one."""
+    generator = torch.Generator()
+    if history.rng_state is None:  # a new run
+        (torch.default_generator if on_cpu else torch).manual_seed(seed)
+        generator.manual_seed(seed)
+        history.seed = seed
+    else:
+        torch.set_rng_state(history.rng_state["torch"])
+        generator.set_state(history.rng_state["generator"])
+    return generator
+
+
+def _progress_bar(steps: int, done: int) -> Any:
+    # The plain-text bar, not tqdm.auto's widget: a widget updated during a long cell
+    # stalls headless runners such as nbval waiting for the kernel's messages.
+    from tqdm.std import tqdm
+
+    return tqdm(total=steps, initial=done, desc="training", mininterval=5.0)
+
+
 def fit(
     model: nn.Module,
     loss_on_batch: Callable[[torch.Generator], torch.Tensor],
@@ -206,16 +233,9 @@ def fit(
             arguments do not continue; a loss that is not a scalar requiring grad.
         NonFiniteLossError: a step's loss is NaN or infinite (a ``ValueError``).
     """
-    if not callable(loss_on_batch):
-        raise TypeError(f"loss_on_batch must be a function, got {type(loss_on_batch).__name__}")
-    require_int("steps", steps, minimum=1)
-    require_instance("model", model, nn.Module, "an nn.Module")
-    require_optimizer(optimizer, scheduler, model)
-    # clip_norm=0 would scale every gradient to 0: the weights would never move.
-    if clip_norm is not None and not 0 < require_number("clip_norm", clip_norm) < math.inf:
-        raise ValueError(f"clip_norm must be positive and finite (or None), got {clip_norm}")
-    require_int("seed", seed, minimum=0)
-    require_instance("progress", progress, bool, "a bool")
+    require_fit_arguments(
+        model, loss_on_batch, steps, optimizer, scheduler, clip_norm, seed, progress
+    )
     require_instance("history", history, (TrainingHistory, type(None)), "a TrainingHistory")
     kept = history is not None
     history = TrainingHistory() if history is None else history
@@ -224,21 +244,8 @@ def fit(
     on_cpu = device_type == "cpu"
     # A CPU run forks and seeds the CPU generator only: no accelerator's is touched.
     with torch.random.fork_rng(devices=[] if on_cpu else None, device_type=device_type):
-        generator = torch.Generator()
-        if history.rng_state is None:  # a new run
-            (torch.default_generator if on_cpu else torch).manual_seed(seed)
-            generator.manual_seed(seed)
-            history.seed = seed
-        else:
-            torch.set_rng_state(history.rng_state["torch"])
-            generator.set_state(history.rng_state["generator"])
-        bar = None
-        if progress:
-            # The plain-text bar, not tqdm.auto's widget: a widget updated during a long cell
-            # stalls headless runners such as nbval waiting for the kernel's messages.
-            from tqdm.std import tqdm
-
-            bar = tqdm(total=steps, initial=done, desc="training", mininterval=5.0)
+        generator = _start_random_state(history, seed, on_cpu)
+        bar = _progress_bar(steps, done) if progress else None
         start = time.perf_counter()
         model.train()
         try:

@@ -73,7 +73,7 @@ class DateTranslator:
             src,
             self.tokenizer.bos_id,
             self.tokenizer.eos_id,
-            max_len=TARGET_LENGTH + 1,
+            max_new_tokens=TARGET_LENGTH + 1,
             beam_size=beam_size,
         )  # (B, ≤ 11)
         return self.tokenizer.decode_batch(tokens)

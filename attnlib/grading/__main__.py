@@ -15,6 +15,7 @@ import argparse
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from attnlib.grading.course import (
     CHECKOUT,
@@ -24,27 +25,14 @@ from attnlib.grading.course import (
     submissions,
 )
 
+if TYPE_CHECKING:  # the grading modules load only when autograding (see _autograde)
+    from attnlib.grading.tasks import Task
 
-def _autograde(args: argparse.Namespace) -> int:
-    from attnlib.grading.records import write_csv, write_feedback, write_gradebook
-    from attnlib.grading.sandbox import named_sandbox
-    from attnlib.grading.tasks import Task, run_all
 
-    course: Path = args.course
-    if inside_checkout(course):
-        print(f"{course} is inside a git checkout: grade in a course directory outside it.")
-        return 2
-    if not named_sandbox(args.sandbox).available():
-        if args.sandbox == "bubblewrap":
-            print("bubblewrap (bwrap) is not installed: `make grading-deps`, or see the guide's")
-            print("'Grading security' for the container route (--sandbox docker).")
-        else:
-            print(f"no {args.sandbox}: is Docker running, and the image built (the guide)?")
-        return 2
-    found = [(s, nb) for s, nb in submissions(course) if not args.student or s in args.student]
-    if not found:
-        print(f"no submissions under {course}/submitted/STUDENT/notebooks/")
-        return 1
+def _tasks(course: Path, found: list[tuple[str, Path]], args: argparse.Namespace) -> list[Task]:
+    """One grading task per submitted notebook that the course has."""
+    from attnlib.grading.tasks import Task
+
     tasks = []
     for student, notebook in found:
         course_notebook = released(course) / notebook.name
@@ -63,19 +51,45 @@ def _autograde(args: argparse.Namespace) -> int:
                 whole=args.whole,
             )
         )
+    return tasks
+
+
+def _report(result: dict) -> None:
+    """One line per graded notebook, as it is graded."""
+    score = sum(e["score"] for e in result["exercises"])
+    most = sum(e["max_score"] for e in result["exercises"])
+    note = f"  ({result['problem']})" if result["problem"] else ""
+    print(
+        f"{result['student']}/{result['notebook']}: {score:g}/{most:g} "
+        f"in {result['seconds']:.0f} s{note}",
+        flush=True,
+    )
+
+
+def _autograde(args: argparse.Namespace) -> int:
+    from attnlib.grading.records import write_csv, write_feedback, write_gradebook
+    from attnlib.grading.sandbox import named_sandbox
+    from attnlib.grading.tasks import run_all
+
+    course: Path = args.course
+    if inside_checkout(course):
+        print(f"{course} is inside a git checkout: grade in a course directory outside it.")
+        return 2
+    if not named_sandbox(args.sandbox).available():
+        if args.sandbox == "bubblewrap":
+            print("bubblewrap (bwrap) is not installed: `make grading-deps`, or see the guide's")
+            print("'Grading security' for the container route (--sandbox docker).")
+        else:
+            print(f"no {args.sandbox}: is Docker running, and the image built (the guide)?")
+        return 2
+    found = [(s, nb) for s, nb in submissions(course) if not args.student or s in args.student]
+    if not found:
+        print(f"no submissions under {course}/submitted/STUDENT/notebooks/")
+        return 1
+    tasks = _tasks(course, found, args)
     start = time.monotonic()
 
-    def report(result: dict) -> None:
-        score = sum(e["score"] for e in result["exercises"])
-        most = sum(e["max_score"] for e in result["exercises"])
-        note = f"  ({result['problem']})" if result["problem"] else ""
-        print(
-            f"{result['student']}/{result['notebook']}: {score:g}/{most:g} "
-            f"in {result['seconds']:.0f} s{note}",
-            flush=True,
-        )
-
-    results = run_all(tasks, workers=args.workers, scheduler=args.scheduler, progress=report)
+    results = run_all(tasks, workers=args.workers, scheduler=args.scheduler, progress=_report)
     paths = {(s, nb.name): nb for s, nb in found}
     for result in results:
         write_feedback(course, result, paths[(result["student"], result["notebook"])])

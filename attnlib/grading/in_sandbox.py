@@ -55,6 +55,66 @@ def _error_output(error: BaseException, shell: Any) -> dict[str, Any]:
     }
 
 
+def _verdict_outputs(verdict: dict[str, Any]) -> list[dict[str, Any]]:
+    """The check cell's output: the report, printed when it passed, raised when it failed."""
+    if verdict["passed"]:
+        return [{"output_type": "stream", "name": "stdout", "text": verdict["report"]}]
+    lines = str(verdict["report"]).splitlines()
+    return [
+        {
+            "output_type": "error",
+            "ename": "CheckFailedError",
+            "evalue": verdict["report"],
+            "traceback": lines,
+        }
+    ]
+
+
+def _left_out() -> list[dict[str, Any]]:
+    text = "(not run while grading: nothing graded needs it)\n"
+    return [{"output_type": "stream", "name": "stdout", "text": text}]
+
+
+class _Grader:
+    """The grader as this process sees it: orders in, reports out, one check at a time."""
+
+    def __init__(self, orders_in: IO[bytes], reports_out: IO[bytes], call_seconds: float) -> None:
+        self.orders_in = orders_in
+        self.reports_out = reports_out
+        self.call_seconds = call_seconds
+
+    def check(
+        self, names: dict[str, Any], exercise_id: str, answer_name: str
+    ) -> list[dict[str, Any]]:
+        """Tell the grader the check is due, serve its calls of the answer (the name
+        ``answer_name`` in ``names``, the shell's namespace), and return its verdict as the
+        check cell's outputs."""
+        import torch
+
+        # The check's calls draw from the grader's random numbers; the notebook keeps its own.
+        with torch.random.fork_rng(devices=[]):
+            return self._serve(names, exercise_id, answer_name)
+
+    def _serve(
+        self, names: dict[str, Any], exercise_id: str, answer_name: str
+    ) -> list[dict[str, Any]]:
+        from attnlib.grading.answering import answer_request, describe
+        from attnlib.grading.frames import read_frame, write_frame
+
+        answer = names.get(answer_name)
+        described = describe(answer) if answer_name in names else None
+        write_frame(self.reports_out, {"check": exercise_id, "answer": described})
+        while True:
+            order = read_frame(self.orders_in)
+            if order is None:
+                sys.exit(0)
+            if "call" in order:
+                reply = answer_request(answer, order["call"], self.call_seconds)
+                write_frame(self.reports_out, {"reply": reply})
+            elif "verdict" in order:
+                return _verdict_outputs(order["verdict"])
+
+
 def main(in_fd: int, out_fd: int) -> None:
     os.environ["MPLBACKEND"] = "Agg"
     import torch
@@ -63,7 +123,6 @@ def main(in_fd: int, out_fd: int) -> None:
     from IPython.core.interactiveshell import InteractiveShell
     from IPython.utils.capture import capture_output
 
-    from attnlib.grading.answering import answer_request, describe
     from attnlib.grading.frames import read_frame, write_frame
     from attnlib.grading.plan import code_cells, read_submission
 
@@ -79,66 +138,28 @@ def main(in_fd: int, out_fd: int) -> None:
     notebook = read_submission(Path(run["notebook"]))
     checks_at = {int(k): list(v) for k, v in run["checks"].items()}
     skip = set(run.get("skip", []))
-    call_seconds = float(run["call_seconds"])
+    grader = _Grader(orders_in, reports_out, float(run["call_seconds"]))
     ran: list[int] = []  # the cells run or checked, in order: their execution counts
 
     shell = InteractiveShell.instance(colors="NoColor")
     shell.showtraceback = lambda *args, **kwargs: None  # errors become outputs below
     outputs: dict[int, list[dict[str, Any]]] = {}
-
-    def check(exercise_id: str, answer_name: str) -> list[dict[str, Any]]:
-        # The check's calls draw from the grader's random numbers; the notebook keeps its own.
-        with torch.random.fork_rng(devices=[]):
-            return serve(exercise_id, answer_name)
-
-    def serve(exercise_id: str, answer_name: str) -> list[dict[str, Any]]:
-        if answer_name in shell.user_ns:
-            answer = shell.user_ns[answer_name]
-            write_frame(reports_out, {"check": exercise_id, "answer": describe(answer)})
-        else:
-            answer = None
-            write_frame(reports_out, {"check": exercise_id, "answer": None})
-        while True:
-            order = read_frame(orders_in)
-            if order is None:
-                sys.exit(0)
-            if "call" in order:
-                reply = answer_request(answer, order["call"], call_seconds)
-                write_frame(reports_out, {"reply": reply})
-            elif "verdict" in order:
-                verdict = order["verdict"]
-                if verdict["passed"]:
-                    return [{"output_type": "stream", "name": "stdout", "text": verdict["report"]}]
-                lines = str(verdict["report"]).splitlines()
-                return [
-                    {
-                        "output_type": "error",
-                        "ename": "CheckFailedError",
-                        "evalue": verdict["report"],
-                        "traceback": lines,
-                    }
-                ]
-
     for index, source, _ in code_cells(notebook):
         if index in checks_at:
-            outputs[index] = [out for e, name in checks_at[index] for out in check(e, name)]
-            ran.append(index)
-            continue
-        if index in skip:
+            due = checks_at[index]
             outputs[index] = [
-                {
-                    "output_type": "stream",
-                    "name": "stdout",
-                    "text": "(not run while grading: nothing graded needs it)\n",
-                }
+                out for e, name in due for out in grader.check(shell.user_ns, e, name)
             ]
-            continue
-        with capture_output() as captured:
-            result = shell.run_cell(source, store_history=True)
-        outputs[index] = _outputs_of(captured, result, shell)
-        ran.append(index)
+            ran.append(index)
+        elif index in skip:
+            outputs[index] = _left_out()
+        else:
+            with capture_output() as captured:
+                result = shell.run_cell(source, store_history=True)
+            outputs[index] = _outputs_of(captured, result, shell)
+            ran.append(index)
     for exercise_id, name in run.get("at_end", []):
-        outputs.setdefault(-1, []).extend(check(exercise_id, name))
+        outputs.setdefault(-1, []).extend(grader.check(shell.user_ns, exercise_id, name))
     write_frame(reports_out, {"done": {str(k): v for k, v in outputs.items()}, "ran": ran})
 
 

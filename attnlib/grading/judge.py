@@ -175,7 +175,41 @@ def grade_notebook(
     positions = check_positions(plan, notebook)
     course = json.loads(course_notebook.read_text(encoding="utf-8"))
     checked = {p for p in positions.values() if p is not None}
-    left_out = [] if whole else cells_to_leave_out(course, notebook, checked)
+    by_cell, at_end = _checks_by_cell(plan, positions)
+    order = {
+        "notebook": f"{sandbox.where(scratch)}/submission.ipynb",
+        "checks": by_cell,
+        "at_end": at_end,
+        "skip": [] if whole else cells_to_leave_out(course, notebook, checked),
+        "call_seconds": limits.call_seconds,
+    }
+    run = _SandboxedRun.start(sandbox, scratch, limits, deadline=start + limits.wall_seconds)
+    grades: dict[str, ExerciseGrade] = {}
+    outputs: dict[int, list[dict[str, Any]]] = {}
+    ran: list[int] = []
+    problem = ""
+    try:
+        outputs, ran = _answer_checks(run.channel, plan, order, grades)
+    except RunEnded as ended:
+        problem = str(ended)
+    finally:
+        run.stop()
+    why = problem or "the notebook's run ended without reaching this check"
+    exercises = [
+        grades.get(e.exercise_id)
+        or ExerciseGrade(e.exercise_id, 0.0, e.points, f"✗ not checked: {why}")
+        for e in plan.exercises
+    ]
+    tail = run.log_path.read_bytes()[-2000:].decode("utf-8", errors="replace") if problem else ""
+    seconds = time.monotonic() - start
+    return NotebookGrade(plan.name, exercises, outputs, seconds, problem, tail, ran)
+
+
+def _checks_by_cell(
+    plan: NotebookPlan, positions: dict[str, int | None]
+) -> tuple[dict[str, list[tuple[str, str]]], list[tuple[str, str]]]:
+    """The checks to run after each cell (by the cell's position), and those to run at the
+    end: the exercises whose check cell the submission no longer has."""
     by_cell: dict[str, list[tuple[str, str]]] = {}
     at_end = []
     for exercise in plan.exercises:
@@ -185,79 +219,85 @@ def grade_notebook(
             at_end.append(pair)
         else:
             by_cell.setdefault(str(position), []).append(pair)
-    orders_read, orders_write = os.pipe()
-    reports_read, reports_write = os.pipe()
-    # Over two inherited pipes, or (a container) over its standard input and output.
-    fds = ("0", "1") if sandbox.over_stdio else (str(orders_read), str(reports_write))
-    inner = [sandbox.python, "-m", "attnlib.grading.in_sandbox", *fds]
-    command = sandbox.command(scratch, inner, limits)
-    log_path = scratch.parent / f"{scratch.name}.log"
-    log = log_path.open("wb")  # what the run wrote outside its cells (a crash's traceback)
-    if sandbox.over_stdio:
-        streams = {"stdin": orders_read, "stdout": reports_write, "stderr": log}
-    else:
-        streams = {"stdin": subprocess.DEVNULL, "stdout": log, "stderr": subprocess.STDOUT}
-    process = subprocess.Popen(
-        command,
-        pass_fds=() if sandbox.over_stdio else (orders_read, reports_write),
-        start_new_session=True,  # its own process group, which _stop kills as one
-        **streams,
-    )
-    os.close(orders_read)
-    os.close(reports_write)
-    to_run = os.fdopen(orders_write, "wb", buffering=0)
-    from_run = os.fdopen(reports_read, "rb", buffering=0)
-    channel = _Channel(to_run, from_run, start + limits.wall_seconds)
-    grades: dict[str, ExerciseGrade] = {}
-    outputs: dict[int, list[dict[str, Any]]] = {}
-    ran: list[int] = []
-    problem = ""
-    by_id = {e.exercise_id: e for e in plan.exercises}
-    try:
-        channel.send(
-            {
-                "run": {
-                    "notebook": f"{sandbox.where(scratch)}/submission.ipynb",
-                    "checks": by_cell,
-                    "at_end": at_end,
-                    "skip": left_out,
-                    "call_seconds": limits.call_seconds,
-                }
-            }
+    return by_cell, at_end
+
+
+@dataclass
+class _SandboxedRun:
+    """The submission's run in the sandbox: its process, the channel to it and its log."""
+
+    process: subprocess.Popen[bytes]
+    sandbox: Bubblewrap | Docker | NoSandbox
+    command: list[str]
+    channel: _Channel
+    to_run: Any
+    log: Any
+    log_path: Path
+
+    @classmethod
+    def start(
+        cls,
+        sandbox: Bubblewrap | Docker | NoSandbox,
+        scratch: Path,
+        limits: Limits,
+        deadline: float,
+    ) -> _SandboxedRun:
+        orders_read, orders_write = os.pipe()
+        reports_read, reports_write = os.pipe()
+        # Over two inherited pipes, or (a container) over its standard input and output.
+        fds = ("0", "1") if sandbox.over_stdio else (str(orders_read), str(reports_write))
+        inner = [sandbox.python, "-m", "attnlib.grading.in_sandbox", *fds]
+        command = sandbox.command(scratch, inner, limits)
+        log_path = scratch.parent / f"{scratch.name}.log"
+        log = log_path.open("wb")  # what the run wrote outside its cells (a crash's traceback)
+        if sandbox.over_stdio:
+            streams = {"stdin": orders_read, "stdout": reports_write, "stderr": log}
+        else:
+            streams = {"stdin": subprocess.DEVNULL, "stdout": log, "stderr": subprocess.STDOUT}
+        process = subprocess.Popen(
+            command,
+            pass_fds=() if sandbox.over_stdio else (orders_read, reports_write),
+            start_new_session=True,  # its own process group, which _stop kills as one
+            **streams,
         )
-        while True:
-            frame = channel.receive()
-            if "check" in frame:
-                exercise = by_id.get(str(frame["check"]))
-                if exercise is None or exercise.exercise_id in grades:
-                    raise RunEnded("the notebook's run asked for a check it was not given")
-                result = _verdict(exercise, frame.get("answer"), channel)
-                grades[exercise.exercise_id] = ExerciseGrade(
-                    exercise.exercise_id,
-                    exercise.points if result.passed else 0.0,
-                    exercise.points,
-                    str(result),
-                )
-                channel.send({"verdict": {"passed": bool(result.passed), "report": str(result)}})
-            elif "done" in frame:
-                outputs = _outputs(frame["done"])
-                ran = [i for i in frame.get("ran", []) if type(i) is int and i in outputs]
-                break
-    except RunEnded as ended:
-        problem = str(ended)
-    finally:
-        _stop(process, sandbox, command)
-        to_run.close()
-        log.close()
-    why = problem or "the notebook's run ended without reaching this check"
-    exercises = [
-        grades.get(e.exercise_id)
-        or ExerciseGrade(e.exercise_id, 0.0, e.points, f"✗ not checked: {why}")
-        for e in plan.exercises
-    ]
-    tail = log_path.read_bytes()[-2000:].decode("utf-8", errors="replace") if problem else ""
-    seconds = time.monotonic() - start
-    return NotebookGrade(plan.name, exercises, outputs, seconds, problem, tail, ran)
+        os.close(orders_read)
+        os.close(reports_write)
+        to_run = os.fdopen(orders_write, "wb", buffering=0)
+        from_run = os.fdopen(reports_read, "rb", buffering=0)
+        channel = _Channel(to_run, from_run, deadline)
+        return cls(process, sandbox, command, channel, to_run, log, log_path)
+
+    def stop(self) -> None:
+        _stop(self.process, self.sandbox, self.command)
+        self.to_run.close()
+        self.log.close()
+
+
+def _answer_checks(
+    channel: _Channel, plan: NotebookPlan, order: dict[str, Any], grades: dict[str, ExerciseGrade]
+) -> tuple[dict[int, list[dict[str, Any]]], list[int]]:
+    """Send the run its order, then grade each check it reaches, into ``grades``, until it
+    is done; return the outputs of its cells and which cells ran."""
+    by_id = {e.exercise_id: e for e in plan.exercises}
+    channel.send({"run": order})
+    while True:
+        frame = channel.receive()
+        if "check" in frame:
+            exercise = by_id.get(str(frame["check"]))
+            if exercise is None or exercise.exercise_id in grades:
+                raise RunEnded("the notebook's run asked for a check it was not given")
+            result = _verdict(exercise, frame.get("answer"), channel)
+            grades[exercise.exercise_id] = ExerciseGrade(
+                exercise.exercise_id,
+                exercise.points if result.passed else 0.0,
+                exercise.points,
+                str(result),
+            )
+            channel.send({"verdict": {"passed": bool(result.passed), "report": str(result)}})
+        elif "done" in frame:
+            outputs = _outputs(frame["done"])
+            ran = [i for i in frame.get("ran", []) if type(i) is int and i in outputs]
+            return outputs, ran
 
 
 def _outputs(done: Any) -> dict[int, list[dict[str, Any]]]:

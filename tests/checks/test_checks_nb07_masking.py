@@ -173,8 +173,8 @@ def test_a_mask_taken_from_a_library_is_refused(cheat: Callable[[int, int], Tens
 # -- Exercise 2: the padding mask ----------------------------------------------------------
 
 
-def padding_loop(lengths: list[int], max_len: int) -> Tensor:
-    mask = torch.zeros(len(lengths), 1, 1, max_len, dtype=torch.bool)
+def padding_loop(lengths: list[int], seq_len: int) -> Tensor:
+    mask = torch.zeros(len(lengths), 1, 1, seq_len, dtype=torch.bool)
     for b, length in enumerate(lengths):
         mask[b, 0, 0, :length] = True
     return mask
@@ -246,11 +246,11 @@ PADDING_WRONG: dict[str, tuple[Callable[[list[int], int], Tensor], str]] = {
 }
 
 
-def padding_the_last_slots(lengths: list[int], max_len: int) -> Tensor:
-    mask = torch.zeros(len(lengths), max_len, dtype=torch.bool)
+def padding_the_last_slots(lengths: list[int], seq_len: int) -> Tensor:
+    mask = torch.zeros(len(lengths), seq_len, dtype=torch.bool)
     for row, length in zip(mask, lengths, strict=True):
         row[-length:] = True  # the last `length` slots (and, for length 0, the whole row)
-    return mask.view(len(lengths), 1, 1, max_len)
+    return mask.view(len(lengths), 1, 1, seq_len)
 
 
 # A mistake the table writes twice, as the two ways give different numbers.

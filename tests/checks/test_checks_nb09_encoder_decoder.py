@@ -416,7 +416,7 @@ def learner_beam(
     src: Tensor,
     bos: int,
     eos: int,
-    max_len: int,
+    max_new_tokens: int,
     k: int,
     alpha: float,
     slip: str = "",
@@ -445,7 +445,7 @@ def learner_beam(
             return total * ((5 + n) / 6) ** alpha
         return total / ((5 + n) / 6) ** alpha
 
-    steps = max_len + {"one short": -1, "one long": 1}.get(slip, 0)
+    steps = max_new_tokens + {"one short": -1, "one long": 1}.get(slip, 0)
     for _ in range(steps):
         pool: list[tuple[float, list[int]]] = [] if slip in ("drop ended", "aside") else list(done)
         for total, tokens in alive:
@@ -526,7 +526,7 @@ BEAM_WRONG = {
     "logits": "added up raw logits",
     "probs": "added up probabilities",
     "raw score": "returned the raw sum as the score",
-    "one short": "ran one step fewer than max_len",
+    "one short": "ran one step fewer than max_new_tokens",
     "with bos": "with the <bos> in front",
     "greedy": "kept one hypothesis at each step",
     "aside": "moved the hypotheses that ended out of the beam",
@@ -534,7 +534,7 @@ BEAM_WRONG = {
     "extend ended, stop when all end": "kept extending hypotheses after their <eos>",
     "extend ended, stop when all hold one": "kept extending hypotheses after their <eos>",
     "positions": "along the positions instead of along the vocabulary",
-    "one long": "ran one step more than max_len",
+    "one long": "ran one step more than max_new_tokens",
     "no eos shown": "left the <eos> off the returned tokens",
 }
 
@@ -546,8 +546,8 @@ def test_the_learner_style_search_without_a_slip_is_right() -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("slip", BEAM_WRONG)
 def test_each_beam_search_mistake_is_caught_and_named(slip: str) -> None:
-    def wrong(model, src, bos, eos, max_len, k, alpha):  # type: ignore[no-untyped-def]
-        return learner_beam(model, src, bos, eos, max_len, k, alpha, slip)
+    def wrong(model, src, bos, eos, max_new_tokens, k, alpha):  # type: ignore[no-untyped-def]
+        return learner_beam(model, src, bos, eos, max_new_tokens, k, alpha, slip)
 
     report = checks.check_beam_search_gnmt(wrong)
     assert not report.passed
@@ -556,19 +556,19 @@ def test_each_beam_search_mistake_is_caught_and_named(slip: str) -> None:
 
 def test_a_search_without_length_penalty_is_not_said_to_miscount_eos() -> None:
     # The first edition named this "|y| should count the <eos>".
-    def no_penalty(model, src, bos, eos, max_len, k, alpha):  # type: ignore[no-untyped-def]
-        return plain_beam_search(model, src, bos, eos, max_len, k, 0.0)
+    def no_penalty(model, src, bos, eos, max_new_tokens, k, alpha):  # type: ignore[no-untyped-def]
+        return plain_beam_search(model, src, bos, eos, max_new_tokens, k, 0.0)
 
     report = str(checks.check_beam_search_gnmt(no_penalty))
     assert "with no length penalty" in report and "<eos> out of |y|" not in report
 
 
-def batched_beam(model, src, bos, eos, max_len, k, alpha):  # type: ignore[no-untyped-def]
+def batched_beam(model, src, bos, eos, max_new_tokens, k, alpha):  # type: ignore[no-untyped-def]
     """All hypotheses in one tensor; finished ones extended by <eos> at no cost."""
     memory, mask, _ = model.encode(src)
     seqs = torch.tensor([[bos]])
     sums = torch.zeros(1, dtype=torch.float64)
-    for _ in range(max_len):
+    for _ in range(max_new_tokens):
         ended = seqs[:, 1:].eq(eos).any(1)
         if ended.all():
             break
@@ -592,9 +592,9 @@ def batched_beam(model, src, bos, eos, max_len, k, alpha):  # type: ignore[no-un
     return tokens, score
 
 
-def top_k_of_each_first(model, src, bos, eos, max_len, k, alpha):  # type: ignore[no-untyped-def]
+def top_k_of_each_first(model, src, bos, eos, max_new_tokens, k, alpha):  # type: ignore[no-untyped-def]
     """Keeps only each hypothesis's k best extensions before pruning: the same beams."""
-    return learner_beam(model, src, bos, eos, max_len, k, alpha)
+    return learner_beam(model, src, bos, eos, max_new_tokens, k, alpha)
 
 
 @pytest.mark.parametrize(
@@ -630,7 +630,7 @@ def test_a_beam_search_that_calls_attnlibs_is_refused(cheat: Callable[..., Any])
 
 
 def test_a_stub_a_crash_and_a_bad_return_are_explained() -> None:
-    def stub(model, src, bos, eos, max_len, k, alpha):  # type: ignore[no-untyped-def]
+    def stub(model, src, bos, eos, max_new_tokens, k, alpha):  # type: ignore[no-untyped-def]
         """Search with a beam."""
         raise NotImplementedError
 

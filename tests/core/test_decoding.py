@@ -83,7 +83,7 @@ def _pick_eos(sequences: list[list[int]]) -> int | None:
     return None
 
 
-def _model_with_eos(seed: int, src: torch.Tensor, max_len: int, norm_first: bool = True):
+def _model_with_eos(seed: int, src: torch.Tensor, max_new_tokens: int, norm_first: bool = True):
     """A model (from ``seed`` on) whose greedy outputs end at different steps for some EOS.
 
     An untrained model often says the same thing for every source; then no token can
@@ -91,7 +91,7 @@ def _model_with_eos(seed: int, src: torch.Tensor, max_len: int, norm_first: bool
     """
     for attempt in range(5):
         model = _model(seed + 1000 * attempt, norm_first=norm_first)
-        runs = [_argmax_run(model, row, max_len) for row in src]
+        runs = [_argmax_run(model, row, max_new_tokens) for row in src]
         eos_id = _pick_eos(runs)
         if eos_id is not None:
             return model, runs, eos_id
@@ -104,11 +104,11 @@ def test_greedy_equals_a_by_hand_argmax_loop_with_pad_after_eos(
     seed: int, norm_first: bool
 ) -> None:
     src = _sources([5, 3, 4, 6, 2], seed=seed)
-    max_len = 8
+    max_new_tokens = 8
     # Decoding up to the first EOS does not depend on eos_id: run without, then pick one.
-    model, runs, eos_id = _model_with_eos(seed, src, max_len, norm_first)
+    model, runs, eos_id = _model_with_eos(seed, src, max_new_tokens, norm_first)
     expected = _pad_rows([_cut_at_eos(run, eos_id) for run in runs])
-    out = greedy_decode(model, src, bos_id=BOS, eos_id=eos_id, max_len=max_len)
+    out = greedy_decode(model, src, bos_id=BOS, eos_id=eos_id, max_new_tokens=max_new_tokens)
     assert torch.equal(out, expected)
     for row in out.tolist():  # every position after a row's EOS holds the pad id
         if eos_id in row:
@@ -119,9 +119,9 @@ def test_greedy_stops_early_when_every_row_has_finished() -> None:
     model = _model(4)
     src = _sources([4], seed=5).expand(2, 4)  # one source twice
     (eos_id,) = _argmax_run(model, src[0], 1)  # its first token ends it at once
-    out = greedy_decode(model, src, BOS, eos_id, max_len=10)
+    out = greedy_decode(model, src, BOS, eos_id, max_new_tokens=10)
     assert out.tolist() == [[eos_id], [eos_id]]  # one step, not ten
-    beam = beam_search(model, src, BOS, eos_id, max_len=10, beam_size=3)
+    beam = beam_search(model, src, BOS, eos_id, max_new_tokens=10, beam_size=3)
     assert torch.equal(beam[0], beam[1]) and beam.shape[1] <= 10  # same source, same answer
 
 
@@ -130,10 +130,10 @@ def test_beam_of_one_is_greedy(seed: int) -> None:
     model = _model(seed)
     src = _sources([6, 2], seed=seed + 10)
     eos_id = 3
-    greedy = greedy_decode(model, src, BOS, eos_id, max_len=7)
+    greedy = greedy_decode(model, src, BOS, eos_id, max_new_tokens=7)
     for length_penalty in (0.0, 1.0):
         beam = beam_search(
-            model, src, BOS, eos_id, max_len=7, beam_size=1, length_penalty=length_penalty
+            model, src, BOS, eos_id, max_new_tokens=7, beam_size=1, length_penalty=length_penalty
         )
         assert torch.equal(beam, greedy)
 
@@ -141,7 +141,7 @@ def test_beam_of_one_is_greedy(seed: int) -> None:
 @pytest.mark.parametrize("seed", range(6))
 @pytest.mark.parametrize("beam_size", [2, 3, 5])
 def test_wider_beam_scores_at_least_greedy_over_two_steps(seed: int, beam_size: int) -> None:
-    """With max_len=2 the claim is a theorem, not a hope.
+    """With max_new_tokens=2 the claim is a theorem, not a hope.
 
     Greedy's first token is the best first step, so it is always in the beam; the
     second step keeps the best extension of every beam, greedy's among the candidates,
@@ -151,8 +151,10 @@ def test_wider_beam_scores_at_least_greedy_over_two_steps(seed: int, beam_size: 
     model = _model(seed + 20, tgt_vocab_size=7)
     src = _sources([5, 3, 4], seed=seed)
     eos_id = 2
-    greedy = greedy_decode(model, src, BOS, eos_id, max_len=2)
-    beam = beam_search(model, src, BOS, eos_id, max_len=2, beam_size=beam_size, length_penalty=0.0)
+    greedy = greedy_decode(model, src, BOS, eos_id, max_new_tokens=2)
+    beam = beam_search(
+        model, src, BOS, eos_id, max_new_tokens=2, beam_size=beam_size, length_penalty=0.0
+    )
     for b in range(len(src)):
         beam_score, _ = _log_probability(model, src[b], beam[b], eos_id)
         greedy_score, _ = _log_probability(model, src[b], greedy[b], eos_id)
@@ -160,20 +162,22 @@ def test_wider_beam_scores_at_least_greedy_over_two_steps(seed: int, beam_size: 
 
 
 def _exhaustive_best(
-    model: Transformer, src: torch.Tensor, eos_id: int, max_len: int, alpha: float
+    model: Transformer, src: torch.Tensor, eos_id: int, max_new_tokens: int, alpha: float
 ):
-    """The best length-normalised score over every target of at most ``max_len`` tokens."""
+    """The best length-normalised score over every target of at most ``max_new_tokens`` tokens."""
     vocab = model.config.tgt_vocab_size
     hypotheses = {  # every target, cut after its first EOS
         tuple(_cut_at_eos(list(seq), eos_id))
-        for seq in itertools.product(range(vocab), repeat=max_len)
+        for seq in itertools.product(range(vocab), repeat=max_new_tokens)
     }
-    rows = _pad_rows([list(h) for h in sorted(hypotheses)])  # (N, max_len), pad after EOS
+    rows = _pad_rows([list(h) for h in sorted(hypotheses)])  # (N, max_new_tokens), pad after EOS
     lengths = torch.tensor([len(h) for h in sorted(hypotheses)])  # (N,)
     tgt_in = torch.cat([torch.full((len(rows), 1), BOS), rows[:, :-1]], dim=1)
     logits = model(src.expand(len(rows), -1), tgt_in)  # all of them in one teacher-forced pass
     log_probs = torch.log_softmax(logits.double(), -1).gather(2, rows[..., None])[..., 0]
-    counted = torch.arange(max_len) < lengths[:, None]  # (N, max_len): up to and with EOS
+    counted = (
+        torch.arange(max_new_tokens) < lengths[:, None]
+    )  # (N, max_new_tokens): up to and with EOS
     totals = (log_probs * counted).sum(1)
     return (totals / lengths.double() ** alpha).max().item()
 
@@ -183,24 +187,30 @@ def _exhaustive_best(
 def test_a_beam_as_wide_as_the_search_space_finds_the_best_hypothesis(
     seed: int, alpha: float
 ) -> None:
-    """With beam_size = V^max_len nothing is ever pruned: beam search is exhaustive."""
-    vocab, max_len, eos_id = 6, 3, 4
+    """With beam_size = V^max_new_tokens nothing is ever pruned: beam search is exhaustive."""
+    vocab, max_new_tokens, eos_id = 6, 3, 4
     model = _model(seed + 30, tgt_vocab_size=vocab)
     src = _sources([4, 2], seed=seed + 40)
     beam = beam_search(
-        model, src, BOS, eos_id, max_len, beam_size=vocab**max_len, length_penalty=alpha
+        model,
+        src,
+        BOS,
+        eos_id,
+        max_new_tokens,
+        beam_size=vocab**max_new_tokens,
+        length_penalty=alpha,
     )
     for b in range(len(src)):
         total, length = _log_probability(model, src[b], beam[b], eos_id)
-        best = _exhaustive_best(model, src[b], eos_id, max_len, alpha)
+        best = _exhaustive_best(model, src[b], eos_id, max_new_tokens, alpha)
         assert total / length**alpha == pytest.approx(best, abs=1e-4)
 
 
 @pytest.mark.parametrize("beam_size", [1, 3])
 def test_batched_decoding_equals_decoding_each_source_alone(beam_size: int) -> None:
     src = _sources([6, 2, 4, 5], seed=51)
-    model, _, eos_id = _model_with_eos(50, src, max_len=6)
-    batched = beam_search(model, src, BOS, eos_id, max_len=6, beam_size=beam_size)
+    model, _, eos_id = _model_with_eos(50, src, max_new_tokens=6)
+    batched = beam_search(model, src, BOS, eos_id, max_new_tokens=6, beam_size=beam_size)
     alone = []
     for b, length in enumerate([6, 2, 4, 5]):
         alone.append(
@@ -212,16 +222,16 @@ def test_batched_decoding_equals_decoding_each_source_alone(beam_size: int) -> N
 def test_decoding_restores_training_mode() -> None:
     model = _model(60).train()
     src = _sources([3], seed=61)
-    greedy_decode(model, src, BOS, 2, max_len=3)
+    greedy_decode(model, src, BOS, 2, max_new_tokens=3)
     assert model.training
-    beam_search(model, src, BOS, 2, max_len=3, beam_size=2)
+    beam_search(model, src, BOS, 2, max_new_tokens=3, beam_size=2)
     assert model.training
 
 
 def test_beam_output_has_no_bos_and_at_most_max_len_tokens() -> None:
     model = _model(70)
     src = _sources([5, 5], seed=71)
-    out = beam_search(model, src, BOS, eos_id=PAD + 8, max_len=5, beam_size=3)
+    out = beam_search(model, src, BOS, eos_id=PAD + 8, max_new_tokens=5, beam_size=3)
     assert out.shape[0] == 2 and 1 <= out.shape[1] <= 5 and out.dtype == torch.long
 
 
@@ -229,9 +239,9 @@ def test_beam_output_has_no_bos_and_at_most_max_len_tokens() -> None:
     ("kwargs", "error", "match"),
     [
         ({"beam_size": 0}, ValueError, "beam_size must be a positive int, got 0"),
-        ({"max_len": 0}, ValueError, r"max_len must be in \[1, 16\], got 0"),
-        ({"max_len": 17}, ValueError, r"max_len must be in \[1, 16\], got 17"),
-        ({"max_len": 4.0}, TypeError, "max_len must be an int, got float"),
+        ({"max_new_tokens": 0}, ValueError, r"max_new_tokens must be in \[1, 16\], got 0"),
+        ({"max_new_tokens": 17}, ValueError, r"max_new_tokens must be in \[1, 16\], got 17"),
+        ({"max_new_tokens": 4.0}, TypeError, "max_new_tokens must be an int, got float"),
         ({"bos_id": 9}, ValueError, r"bos_id must be a token id in \[0, 9\), got 9"),
         ({"eos_id": -1}, ValueError, r"eos_id must be a token id in \[0, 9\), got -1"),
         ({"eos_id": torch.tensor(2)}, TypeError, "eos_id must be an int, got Tensor"),
@@ -239,7 +249,7 @@ def test_beam_output_has_no_bos_and_at_most_max_len_tokens() -> None:
 )
 def test_bad_arguments(kwargs: dict, error: type, match: str) -> None:
     model = _model(0)
-    arguments = {"bos_id": BOS, "eos_id": 2, "max_len": 4, "beam_size": 2, **kwargs}
+    arguments = {"bos_id": BOS, "eos_id": 2, "max_new_tokens": 4, "beam_size": 2, **kwargs}
     with pytest.raises(error, match=match):
         beam_search(model, _sources([3], seed=0), **arguments)
     if "beam_size" not in kwargs:
@@ -280,7 +290,7 @@ def test_bad_arguments(kwargs: dict, error: type, match: str) -> None:
 def test_bad_length_penalties(search, kwargs: dict, error: type, match: str) -> None:
     model = _model(0)
     with pytest.raises(error, match=match):
-        search(model, _sources([3], seed=0), BOS, 2, max_len=4, beam_size=2, **kwargs)
+        search(model, _sources([3], seed=0), BOS, 2, max_new_tokens=4, beam_size=2, **kwargs)
 
 
 @pytest.mark.parametrize("penalty", ["power", "gnmt"])
@@ -296,8 +306,8 @@ def test_finite_length_penalties_of_any_sign_give_finite_scores(penalty: str) ->
 def test_bad_sources_get_the_models_errors() -> None:
     model = _model(0)
     with pytest.raises(ValueError, match=r"src holds ids outside \[0, 10\)"):
-        greedy_decode(model, torch.tensor([[1, 10]]), BOS, 2, max_len=3)
+        greedy_decode(model, torch.tensor([[1, 10]]), BOS, 2, max_new_tokens=3)
     with pytest.raises(TypeError, match=r"src must be integer token ids"):
-        beam_search(model, torch.ones(1, 3), BOS, 2, max_len=3)
+        beam_search(model, torch.ones(1, 3), BOS, 2, max_new_tokens=3)
     with pytest.raises(ValueError, match=r"src must hold 1 to 16 tokens \(max_len\)"):
-        beam_search(model, torch.ones(1, 17, dtype=torch.long), BOS, 2, max_len=3)
+        beam_search(model, torch.ones(1, 17, dtype=torch.long), BOS, 2, max_new_tokens=3)

@@ -63,7 +63,7 @@ def test_padding_mask_from_ids_agrees_with_lengths() -> None:
 @pytest.mark.parametrize(
     ("call", "error", "match"),
     [
-        (lambda: padding_mask([1, 5], 4), ValueError, r"lengths must lie in \[0, max_len=4\]"),
+        (lambda: padding_mask([1, 5], 4), ValueError, r"lengths must lie in \[0, seq_len=4\]"),
         (lambda: padding_mask([[1, 2]], 4), ValueError, r"lengths must be a 1-D"),
         (lambda: padding_mask([1.5], 4), TypeError, r"lengths must be a 1-D sequence of ints"),
         (lambda: padding_mask("ab", 4), TypeError, r"lengths must be a sequence of ints"),
@@ -95,7 +95,7 @@ def test_padding_mask_from_ids_agrees_with_lengths() -> None:
             ValueError,
             r"token_mask must have shape \(B, T\)",
         ),
-        (lambda: padding_mask([1], 0), ValueError, "max_len must be a positive int"),
+        (lambda: padding_mask([1], 0), ValueError, "seq_len must be a positive int"),
         (lambda: padding_mask_from_ids([[1, 0]], 0), TypeError, "token_ids must be"),
         (lambda: padding_mask_from_ids(torch.ones(2, 3), 0), TypeError, r"integer token ids"),
         (lambda: padding_mask_from_ids(torch.ones(3).long(), 0), ValueError, r"shape \(B, T\)"),

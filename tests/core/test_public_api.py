@@ -18,7 +18,7 @@ CONTRACT = {
     "course.word_vectors.analogy": ["vectors", "a", "b", "c", "k", "exclude_query_words"],
     "scaled_dot_product_attention": ["q", "k", "v", "mask", "dropout_p", "scale"],
     "causal_mask": ["t_q", "t_k"],
-    "padding_mask": ["lengths", "max_len"],
+    "padding_mask": ["lengths", "seq_len"],
     "sinusoidal_encoding": ["max_len", "d_model", "base"],
     "load_minilm": ["verify_checksums", "device"],
     "resolve_device": ["device"],

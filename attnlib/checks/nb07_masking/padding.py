@@ -1,7 +1,7 @@
-"""Notebook 07, Exercise 2: the padding mask of a batch, ``(B, 1, 1, max_len)``, True = real token.
+"""Notebook 07, Exercise 2: the padding mask of a batch, ``(B, 1, 1, seq_len)``, True = real token.
 
 The cases show each mistake: lengths that end in the middle (``<`` versus ``<=``, counting from 1),
-a square batch (B = max_len hides a transposed comparison), a sentence of length 0, and a max_len
+a square batch (B = seq_len hides a transposed comparison), a sentence of length 0, and a seq_len
 longer than every sentence (a mask only as wide as the longest one).
 """
 
@@ -30,14 +30,14 @@ PADDING_MASK = register(
             "j < lengths[b], positions counting from 0. The mask answers that question for every "
             "sentence and every position, in a shape that broadcasts against scores "
             "(B, H, T_q, T_k).",
-            "One comparison can answer it for the whole batch: the positions 0 … max_len − 1 laid "
+            "One comparison can answer it for the whole batch: the positions 0 … seq_len − 1 laid "
             "out along one dimension, the B lengths along another, and broadcasting makes the "
-            "(B, max_len) table. The scores have two more dimensions, heads and queries, between "
+            "(B, seq_len) table. The scores have two more dimensions, heads and queries, between "
             "the batch and the keys.",
-            "Compare a row of the positions (size max_len) with a column of the lengths (shape "
-            "(B, 1)) using a strict 'less than'; that gives (B, max_len). Then insert two "
+            "Compare a row of the positions (size seq_len) with a column of the lengths (shape "
+            "(B, 1)) using a strict 'less than'; that gives (B, seq_len). Then insert two "
             "dimensions of size 1 after the batch dimension. A length of 0 gives a row of "
-            "False; a length equal to max_len a row of True.",
+            "False; a length equal to seq_len a row of True.",
         ),
     )
 )
@@ -51,51 +51,51 @@ PADDING_MASK_IMPLEMENTATIONS = Forbidden(
 )
 
 
-def _table(lengths: list[int], max_len: int, *, shift: int = 0) -> Tensor:
-    """(B, max_len): position j + shift < lengths[b]."""
-    positions = torch.arange(max_len) + shift
+def _table(lengths: list[int], seq_len: int, *, shift: int = 0) -> Tensor:
+    """(B, seq_len): position j + shift < lengths[b]."""
+    positions = torch.arange(seq_len) + shift
     return positions[None, :] < torch.tensor(lengths)[:, None]
 
 
-def reference(lengths: list[int], max_len: int) -> Tensor:
-    """True at key j of sentence b when j < lengths[b]: ``(B, 1, 1, max_len)``."""
-    return _table(lengths, max_len)[:, None, None, :]
+def reference(lengths: list[int], seq_len: int) -> Tensor:
+    """True at key j of sentence b when j < lengths[b]: ``(B, 1, 1, seq_len)``."""
+    return _table(lengths, seq_len)[:, None, None, :]
 
 
-def _transposed(lengths: list[int], max_len: int) -> Tensor:
-    table = torch.tensor(lengths)[None, :] > torch.arange(max_len)[:, None]  # (max_len, B)
+def _transposed(lengths: list[int], seq_len: int) -> Tensor:
+    table = torch.tensor(lengths)[None, :] > torch.arange(seq_len)[:, None]  # (seq_len, B)
     return table[:, None, None, :]
 
 
-def _transposed_reshaped(lengths: list[int], max_len: int) -> Tensor:
-    table = torch.arange(max_len)[:, None] < torch.tensor(lengths)[None, :]  # (max_len, B)
-    return table.reshape(len(lengths), 1, 1, max_len)
+def _transposed_reshaped(lengths: list[int], seq_len: int) -> Tensor:
+    table = torch.arange(seq_len)[:, None] < torch.tensor(lengths)[None, :]  # (seq_len, B)
+    return table.reshape(len(lengths), 1, 1, seq_len)
 
 
-def _as_wide_as_the_longest(lengths: list[int], max_len: int) -> Tensor:
+def _as_wide_as_the_longest(lengths: list[int], seq_len: int) -> Tensor:
     return reference(lengths, max(lengths))
 
 
-def _real_tokens_at_the_end(lengths: list[int], max_len: int) -> Tensor:
-    table = torch.arange(max_len)[None, :] >= max_len - torch.tensor(lengths)[:, None]
+def _real_tokens_at_the_end(lengths: list[int], seq_len: int) -> Tensor:
+    table = torch.arange(seq_len)[None, :] >= seq_len - torch.tensor(lengths)[:, None]
     return table[:, None, None, :]
 
 
-def _last_slots_by_slicing(lengths: list[int], max_len: int) -> Tensor:
-    mask = torch.zeros(len(lengths), 1, 1, max_len, dtype=torch.bool)
+def _last_slots_by_slicing(lengths: list[int], seq_len: int) -> Tensor:
+    mask = torch.zeros(len(lengths), 1, 1, seq_len, dtype=torch.bool)
     for b, length in enumerate(lengths):
         mask[b, ..., -length:] = True  # -0: is the whole row
     return mask
 
 
-def _same_dimension(lengths: list[int], max_len: int) -> Tensor:
-    side_by_side = torch.arange(max_len) < torch.tensor(lengths)  # (max_len,) when it broadcasts
-    return side_by_side.reshape(-1, 1, 1, max_len)
+def _same_dimension(lengths: list[int], seq_len: int) -> Tensor:
+    side_by_side = torch.arange(seq_len) < torch.tensor(lengths)  # (seq_len,) when it broadcasts
+    return side_by_side.reshape(-1, 1, 1, seq_len)
 
 
 WITHOUT_DIMS = Mistake(
-    "returned the (B, max_len) table without the two size-1 dimensions",
-    "scores are (B, H, T_q, T_k): a (B, max_len) mask lines up its batch with the queries "
+    "returned the (B, seq_len) table without the two size-1 dimensions",
+    "scores are (B, H, T_q, T_k): a (B, seq_len) mask lines up its batch with the queries "
     "instead, so it needs size 1 at the head and query dimensions.",
     lambda lengths, n: _table(lengths, n),
 )
@@ -113,7 +113,7 @@ MISTAKES = (
     Mistake(
         "counted the positions from 1: the last real token is marked as padding",
         "the first key is position 0, so key j is real when j < length; with positions "
-        "1 … max_len the last word of every sentence is hidden.",
+        "1 … seq_len the last word of every sentence is hidden.",
         lambda lengths, n: _table(lengths, n, shift=1)[:, None, None, :],
     ),
     Mistake(
@@ -124,27 +124,27 @@ MISTAKES = (
     ),
     WITHOUT_DIMS,
     Mistake(
-        "put the positions in the query dimension, (B, 1, max_len, 1)",
+        "put the positions in the query dimension, (B, 1, seq_len, 1)",
         "padding hides keys, not queries: the positions go last, where they broadcast against "
         "the keys' dimension of the scores.",
         lambda lengths, n: _table(lengths, n)[:, None, :, None],
     ),
     Mistake(
-        "put the size-1 dimensions first, (1, 1, B, max_len)",
+        "put the size-1 dimensions first, (1, 1, B, seq_len)",
         "the batch comes first, as in the scores (B, H, T_q, T_k): with the batch in the query "
         "dimension, sentence b's mask would be used for query b of every sentence.",
         lambda lengths, n: _table(lengths, n)[None, None],
     ),
     Mistake(
-        "compared the lengths along the rows and the positions along the columns: (max_len, B)",
+        "compared the lengths along the rows and the positions along the columns: (seq_len, B)",
         "each sentence of the batch gets one row of the mask, one entry per position: the "
-        "table is (B, max_len).",
+        "table is (B, seq_len).",
         _transposed,
     ),
     Mistake(
-        "compared the lengths along the rows and the positions along the columns: (max_len, B)",
+        "compared the lengths along the rows and the positions along the columns: (seq_len, B)",
         "each sentence of the batch gets one row of the mask, one entry per position; reshaping "
-        "a (max_len, B) table to (B, 1, 1, max_len) does not transpose it, it reads its numbers "
+        "a (seq_len, B) table to (B, 1, 1, seq_len) does not transpose it, it reads its numbers "
         "in memory order and mixes sentences and positions.",
         _transposed_reshaped,
     ),
@@ -155,8 +155,8 @@ MISTAKES = (
         lambda lengths, n: reference(lengths, n).float(),
     ),
     Mistake(
-        "made the mask as wide as the longest sentence instead of max_len",
-        "the batch is padded to max_len, which can be longer than every sentence: the mask needs "
+        "made the mask as wide as the longest sentence instead of seq_len",
+        "the batch is padded to seq_len, which can be longer than every sentence: the mask needs "
         "a column for every key of the scores.",
         _as_wide_as_the_longest,
     ),
@@ -174,13 +174,13 @@ MISTAKES = (
         _last_slots_by_slicing,
     ),
     Mistake(
-        "repeated each row for every query: the mask is (B, 1, max_len, max_len)",
+        "repeated each row for every query: the mask is (B, 1, seq_len, seq_len)",
         "the size-1 query dimension lets broadcasting reuse one row for every query, without "
-        "storing max_len copies of it.",
+        "storing seq_len copies of it.",
         lambda lengths, n: reference(lengths, n).expand(-1, 1, n, n),
     ),
     Mistake(
-        "inserted only one size-1 dimension: the mask is (B, 1, max_len)",
+        "inserted only one size-1 dimension: the mask is (B, 1, seq_len)",
         "scores are (B, H, T_q, T_k), four dimensions: broadcasting lines a 3-D mask up from the "
         "right, so its batch would meet the heads. Both the head and the query dimension need "
         "size 1.",
@@ -188,9 +188,9 @@ MISTAKES = (
     ),
     Mistake(
         "compared the positions with the lengths while both lay along the same dimension",
-        "positions (max_len,) and lengths (B,) side by side compare position j with sentence "
+        "positions (seq_len,) and lengths (B,) side by side compare position j with sentence "
         "j's length (or do not broadcast at all): the lengths need a dimension of their own, "
-        "across the positions, to give a (B, max_len) table.",
+        "across the positions, to give a (B, seq_len) table.",
         _same_dimension,
     ),
 )
@@ -219,19 +219,19 @@ def _first_wrong_entry() -> Property:
 
 def _cases() -> list[Case]:
     specs = [
-        ("lengths [3, 5, 1], max_len 5", [3, 5, 1], 5),
-        ("one full sentence: lengths [4], max_len 4", [4], 4),
-        ("a square batch: lengths [1, 3, 2], max_len 3", [1, 3, 2], 3),
-        ("an empty sentence: lengths [0, 2], max_len 3", [0, 2], 3),
-        ("max_len longer than every sentence: lengths [1, 2], max_len 6", [1, 2], 6),
-        ("lengths [2, 7, 4, 6], max_len 7", [2, 7, 4, 6], 7),
+        ("lengths [3, 5, 1], seq_len 5", [3, 5, 1], 5),
+        ("one full sentence: lengths [4], seq_len 4", [4], 4),
+        ("a square batch: lengths [1, 3, 2], seq_len 3", [1, 3, 2], 3),
+        ("an empty sentence: lengths [0, 2], seq_len 3", [0, 2], 3),
+        ("seq_len longer than every sentence: lengths [1, 2], seq_len 6", [1, 2], 6),
+        ("lengths [2, 7, 4, 6], seq_len 7", [2, 7, 4, 6], 7),
     ]
     return [Case(name, (lengths, n), reference(lengths, n)) for name, lengths, n in specs]
 
 
 @checker_of(PADDING_MASK, MISTAKES)
 def check_my_padding_mask(fn: Callable[[list[int], int], Tensor]) -> CheckResult:
-    """Check ``my_padding_mask(lengths, max_len)``: bool ``(B, 1, 1, max_len)``."""
+    """Check ``my_padding_mask(lengths, seq_len)``: bool ``(B, 1, 1, seq_len)``."""
     cases = _cases()
     result = check_function(
         PADDING_MASK,
@@ -243,7 +243,7 @@ def check_my_padding_mask(fn: Callable[[list[int], int], Tensor]) -> CheckResult
     )
     if result.passed or "not one of the usual mistakes" not in result.message:
         return result
-    # A (B, max_len) table is named for its missing dimensions first, whatever else is wrong.
+    # A (B, seq_len) table is named for its missing dimensions first, whatever else is wrong.
     tables = [call(fn, case).value for case in cases]
     if all(_is_bare_table(table, case) for table, case in zip(tables, cases, strict=True)):
         named = Mistake(WITHOUT_DIMS.name, WITHOUT_DIMS.why, fn)
@@ -252,5 +252,5 @@ def check_my_padding_mask(fn: Callable[[list[int], int], Tensor]) -> CheckResult
 
 
 def _is_bare_table(table: object, case: Case) -> bool:
-    lengths, max_len = case.args
-    return isinstance(table, Tensor) and tuple(table.shape) == (len(lengths), max_len)
+    lengths, seq_len = case.args
+    return isinstance(table, Tensor) and tuple(table.shape) == (len(lengths), seq_len)

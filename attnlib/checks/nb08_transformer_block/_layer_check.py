@@ -53,6 +53,20 @@ def _unbindable(function: Any, args: tuple[Any, ...]) -> str | None:
 
 
 def _check_layer(spec: LayerExercise, layer_class: Any) -> CheckResult:
+    learner = _built(spec, layer_class)
+    if isinstance(learner, CheckResult):
+        return learner
+    learner = learner.to(torch.float64)
+    learner.load_state_dict(spec.reference.state_dict())
+    prepared(learner)
+    outcomes = _outcomes(spec, layer_class, learner)
+    if isinstance(outcomes, CheckResult):
+        return outcomes
+    return _named(spec, layer_class, learner, outcomes)
+
+
+def _built(spec: LayerExercise, layer_class: Any) -> nn.Module | CheckResult:
+    """The learner's layer, built as the task says; or why it could not be."""
     exercise, structure = spec.exercise, spec.structure
     if isinstance(layer_class, nn.Module):
         problem = (
@@ -89,9 +103,12 @@ def _check_layer(spec: LayerExercise, layer_class: Any) -> CheckResult:
     if unbound is not None:
         problem = f"its forward cannot take the arguments the task lists: {unbound}"
         return failed(exercise, layer_class, "calling forward", problem, structure.signature)
-    learner = learner.to(torch.float64)
-    learner.load_state_dict(spec.reference.state_dict())
-    prepared(learner)
+    return learner
+
+
+def _outcomes(spec: LayerExercise, layer_class: Any, learner: nn.Module) -> list[Any] | CheckResult:
+    """What the layer gives on every case (its dropout random, as it must be); or why not."""
+    exercise, structure = spec.exercise, spec.structure
     outcomes = []
     for case in spec.cases:
         watch = CallWatch(LAYER_IMPLEMENTATIONS)
@@ -108,6 +125,14 @@ def _check_layer(spec: LayerExercise, layer_class: Any) -> CheckResult:
         where = f"case '{spec.cases[first_training].description}'"
         problem = "two runs on the same input in training mode gave different outputs"
         return failed(exercise, layer_class, where, problem, structure.random_dropout)
+    return outcomes
+
+
+def _named(
+    spec: LayerExercise, layer_class: Any, learner: nn.Module, outcomes: list[Any]
+) -> CheckResult:
+    """Passed, or the first wrong case and the mistake that behaves the same."""
+    exercise, structure = spec.exercise, spec.structure
     problems = [
         problem_of(outcome, spec.expected(case), spec.output_names)
         for case, outcome in zip(spec.cases, outcomes, strict=True)

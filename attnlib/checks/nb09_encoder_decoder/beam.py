@@ -41,7 +41,7 @@ BEAM_SEARCH_GNMT = register(
             "decoder's logits at the last position of <bos> followed by the tokens so far. "
             "Pruning compares raw sums (all open hypotheses have the same length then); a "
             "hypothesis that ended with <eos> is kept unchanged and never extended; the search "
-            "ends when every kept hypothesis has ended, or after max_len steps.",
+            "ends when every kept hypothesis has ended, or after max_new_tokens steps.",
             "Run your search by hand on the toy of §8 with beam 2: after step 2 the beam holds "
             "B B (sum ln 0.4 + ln 0.9) and A <eos> (ln 0.6 + ln 0.5), and at the end A <eos> and "
             "B B B B <eos>. |y| counts the tokens after <bos>, the <eos> included (2 and 5 "
@@ -66,14 +66,14 @@ def reference_beam_search_gnmt(
     src: torch.Tensor,
     bos_id: int,
     eos_id: int,
-    max_len: int,
+    max_new_tokens: int,
     beam_size: int,
     alpha: float,
 ) -> tuple[list[int], float]:
     """attnlib's beam search with GNMT's penalty, called as the exercise's function is:
     ``(tokens, score)`` for one source ``(1, S)``, tokens up to the first <eos>."""
     out, score = attnlib.beam_search_with_scores(
-        model, src, bos_id, eos_id, max_len, beam_size, alpha, penalty="gnmt"
+        model, src, bos_id, eos_id, max_new_tokens, beam_size, alpha, penalty="gnmt"
     )
     tokens = out[0].tolist()
     if eos_id in tokens:
@@ -114,10 +114,18 @@ def _cases() -> list[Case]:
     sources = [torch.randint(3, 9, (1, 5), generator=generator) for _ in range(3)]  # (1, S)
     # The last: a finished output (2 tokens) is among the best sums from step 2 on and keeps
     # its place; a search that sets it aside goes on with another, which wins under α = 3.
-    for seed, k, alpha, max_len in ((0, 3, 0.6, 7), (1, 2, 1.5, 5), (2, 3, 1.0, 6), (1, 2, 3.0, 8)):
+    for seed, k, alpha, max_new_tokens in (
+        (0, 3, 0.6, 7),
+        (1, 2, 1.5, 5),
+        (2, 3, 1.0, 6),
+        (1, 2, 3.0, 8),
+    ):
         src = sources[seed]
-        what = f"an untrained Transformer (seed {seed}), beam {k}, α = {alpha}, max_len {max_len}"
-        specs.append((what, toys.random_transformer(seed), (src, 1, 2, max_len, k, alpha)))
+        what = (
+            f"an untrained Transformer (seed {seed}), beam {k}, α = {alpha}, "
+            f"max_new_tokens {max_new_tokens}"
+        )
+        specs.append((what, toys.random_transformer(seed), (src, 1, 2, max_new_tokens, k, alpha)))
     translator = _translator()
     tok = translator.tokenizer
     src, _ = tok.encode_batch(["the 3rd of march, 1999"])  # (1, S)
@@ -152,7 +160,7 @@ def _pair(got: Any) -> tuple[list[int], float]:
 
 @checker_of(BEAM_SEARCH_GNMT, MISTAKES)
 def check_beam_search_gnmt(fn: Callable[..., Any]) -> CheckResult:
-    """Check ``beam_search_gnmt(model, src, bos_id, eos_id, max_len, beam_size, alpha)``:
+    """Check ``beam_search_gnmt(model, src, bos_id, eos_id, max_new_tokens, beam_size, alpha)``:
     ``(tokens, score)`` for one source ``(1, S)``, on toys, untrained Transformers and the
     stored date translator."""
     return check_converted(

@@ -107,7 +107,8 @@ MISTAKES = (
     _mistake(
         "stopped as soon as the best kept hypothesis ended, not when all of them had",
         "an unfinished hypothesis can still overtake a finished one once the length penalty "
-        "judges them: the search ends when every kept hypothesis has ended (or at max_len).",
+        "judges them: the search ends when every kept hypothesis has ended (or after "
+        "max_new_tokens steps).",
         stop="best",
     ),
     _mistake(
@@ -147,14 +148,14 @@ MISTAKES = (
         returned="raw",
     ),
     _mistake(
-        "ran one step fewer than max_len",
-        "an output may be max_len tokens long, the <eos> included: the last step is needed.",
+        "ran one step fewer than max_new_tokens",
+        "an output may be max_new_tokens tokens long, the <eos> included: the last step is needed.",
         one_step_short=True,
     ),
     _mistake(
-        "ran one step more than max_len",
-        "max_len bounds the output: at most max_len tokens after the <bos>, the <eos> "
-        "included, so the search stops after max_len steps.",
+        "ran one step more than max_new_tokens",
+        "max_new_tokens bounds the output: at most max_new_tokens tokens after the <bos>, "
+        "the <eos> included, so the search stops after max_new_tokens steps.",
         one_step_long=True,
     ),
     _mistake(

@@ -10,6 +10,7 @@ Notebook 09.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 import torch
 import torch.nn.functional as F
@@ -36,8 +37,8 @@ class Rules:
     scores: str = "log_softmax"
     returned: str = "normalised"  # the score returned: "normalised" or "raw"
     choose: str = "normalised"  # the winner is the best "normalised" score, or the best "raw" sum
-    one_step_short: bool = False  # max_len - 1 steps
-    one_step_long: bool = False  # max_len + 1 steps
+    one_step_short: bool = False  # max_new_tokens - 1 steps
+    one_step_long: bool = False  # max_new_tokens + 1 steps
     with_bos: bool = False  # the returned tokens start with <bos>
     strip_eos: bool = False  # the returned tokens lose their <eos> (the score keeps it)
     greedy: bool = False  # one hypothesis, whatever beam_size
@@ -48,66 +49,86 @@ class Rules:
 RIGHT = Rules()
 
 
+def _ended(tokens: list[int], eos_id: int, rules: Rules) -> bool:
+    return bool(tokens) and tokens[-1] == eos_id and not rules.extend_finished
+
+
+def _length(tokens: list[int], eos_id: int, rules: Rules) -> int:
+    if rules.length == "no_eos" and tokens and tokens[-1] == eos_id:
+        return len(tokens) - 1
+    return len(tokens) + (rules.length == "with_bos")
+
+
+def _normalised(tokens: list[int], total: float, eos_id: int, alpha: float, rules: Rules) -> float:
+    n = _length(tokens, eos_id, rules)
+    if rules.penalty == "none":
+        return total
+    if rules.penalty == "power":
+        return total / max(n, 1) ** alpha
+    if rules.penalty == "precedence":
+        return total / ((5 + n) / 6**alpha)
+    if rules.penalty == "divided twice":
+        return total / (5 + n) / 6**alpha
+    if rules.penalty == "times":
+        return total * ((5 + n) / 6) ** alpha
+    return total / ((5 + n) / 6) ** alpha
+
+
+def _next_token_scores(
+    model: torch.nn.Module,
+    prefixes: list[list[int]],
+    bos_id: int,
+    memory: torch.Tensor,
+    src_mask: torch.Tensor,
+    rules: Rules,
+) -> list[list[float]]:
+    """For each prefix (all of one length: one call of the decoder for all), what the search
+    adds up for each next token."""
+    n = len(prefixes)
+    tgt = torch.tensor([[bos_id, *tokens] for tokens in prefixes])  # (n, t)
+    if rules.last_token_only:
+        tgt = tgt[:, -1:]  # (n, 1): <bos> at the first step, then the last token
+    logits, _, _ = model.decode(
+        tgt, memory.expand(n, *memory.shape[1:]), src_mask.expand(n, *src_mask.shape[1:])
+    )
+    full = logits.double()  # (n, t, V)
+    if rules.scores == "positions":
+        full = F.log_softmax(full, dim=1)
+    row = full[:, rules.position]  # (n, V)
+    if rules.scores == "log_softmax":
+        row = F.log_softmax(row, dim=-1)
+    elif rules.scores == "probs":
+        row = F.softmax(row, dim=-1)
+    return row.tolist()
+
+
 @torch.no_grad()
 def plain_beam_search(
     model: torch.nn.Module,
     src: torch.Tensor,
     bos_id: int,
     eos_id: int,
-    max_len: int,
+    max_new_tokens: int,
     beam_size: int,
     alpha: float,
     rules: Rules = RIGHT,
 ) -> tuple[list[int], float]:
     """Beam search for one source ``(1, S)``; ``(tokens, score)`` as the exercise asks."""
-
-    def ended(tokens: list[int]) -> bool:
-        return bool(tokens) and tokens[-1] == eos_id and not rules.extend_finished
-
-    def length(tokens: list[int]) -> int:
-        if rules.length == "no_eos" and tokens and tokens[-1] == eos_id:
-            return len(tokens) - 1
-        return len(tokens) + (rules.length == "with_bos")
-
-    def normalised(tokens: list[int], total: float) -> float:
-        n = length(tokens)
-        if rules.penalty == "none":
-            return total
-        if rules.penalty == "power":
-            return total / max(n, 1) ** alpha
-        if rules.penalty == "precedence":
-            return total / ((5 + n) / 6**alpha)
-        if rules.penalty == "divided twice":
-            return total / (5 + n) / 6**alpha
-        if rules.penalty == "times":
-            return total * ((5 + n) / 6) ** alpha
-        return total / ((5 + n) / 6) ** alpha
-
+    ended = partial(_ended, eos_id=eos_id, rules=rules)
+    normalised = partial(_normalised, eos_id=eos_id, alpha=alpha, rules=rules)
     memory, src_mask, _ = model.encode(src)
     beams: list[tuple[list[int], float]] = [([], 0.0)]
     put_aside: list[tuple[list[int], float]] = []  # (rules.aside only)
     width = 1 if rules.greedy else beam_size
-    steps = max_len - rules.one_step_short + rules.one_step_long
+    steps = max_new_tokens - rules.one_step_short + rules.one_step_long
     for _ in range(steps):
         candidates = [beam for beam in beams if ended(beam[0]) and rules.keep_finished]
         growing = [beam for beam in beams if not ended(beam[0])]
-        if growing:  # all of the same length: one call of the decoder for all
-            n = len(growing)
-            tgt = torch.tensor([[bos_id, *tokens] for tokens, _ in growing])  # (n, t)
-            if rules.last_token_only:
-                tgt = tgt[:, -1:]  # (n, 1): <bos> at the first step, then the last token
-            logits, _, _ = model.decode(
-                tgt, memory.expand(n, *memory.shape[1:]), src_mask.expand(n, *src_mask.shape[1:])
+        if growing:
+            rows = _next_token_scores(
+                model, [t for t, _ in growing], bos_id, memory, src_mask, rules
             )
-            full = logits.double()  # (n, t, V)
-            if rules.scores == "positions":
-                full = F.log_softmax(full, dim=1)
-            row = full[:, rules.position]  # (n, V)
-            if rules.scores == "log_softmax":
-                row = F.log_softmax(row, dim=-1)
-            elif rules.scores == "probs":
-                row = F.softmax(row, dim=-1)
-            for (tokens, total), values in zip(growing, row.tolist(), strict=True):
+            for (tokens, total), values in zip(growing, rows, strict=True):
                 candidates += [([*tokens, v], total + s) for v, s in enumerate(values)]
         if not candidates:
             break

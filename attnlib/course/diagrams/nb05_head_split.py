@@ -68,6 +68,41 @@ def _band(ax, top: float, heads: list[list[list[Entry]]], how: str, names: tuple
     _grid(ax, 19.2, top, heads[1], names[1], rows_named=True)
 
 
+def _wrong_band(ax, low: float) -> None:
+    """The plain view without a transpose: the right shape, rows that mix tokens; and the
+    key to the colours."""
+    _band(
+        ax,
+        low,
+        _plain_view_heads(),
+        "view (B, H, T, D)\nwithout a transpose",
+        ("head 0 (wrong)", "head 1 (wrong)"),
+    )
+    ax.text(
+        18.35,
+        low - 3.75,
+        "the same shape, but rows mix tokens ✗",
+        ha="center",
+        fontsize=9,
+        color="darkred",
+    )
+    ax.text(
+        24.2,
+        low - 1.2,
+        f"view reads x in memory order: head 0 takes\nthe first T·D = {T * D} numbers, all of "
+        "token 0\nand half of token 1. Its row t=1 holds\ntoken 0's dims 4–7: positions are "
+        "mixed\ninto heads.",
+        ha="left",
+        va="center",
+        fontsize=9,
+        linespacing=1.35,
+    )
+    for token, colour in enumerate(TOKEN_COLOURS):
+        left = 24.2 + 3.6 * token
+        ax.add_patch(Rectangle((left, -1.3), 0.7, 0.7, facecolor=colour, edgecolor="black"))
+        ax.text(left + 0.9, -0.95, f"token {token}", va="center", fontsize=8.5)
+
+
 def draw() -> Figure:
     """The split and merge of heads (top) beside the plain view without transpose (bottom)."""
     fig = plt.figure(figsize=(13, 5.0))  # a pyplot figure, so that plt.show() shows it
@@ -101,35 +136,5 @@ def draw() -> Figure:
     _arrow(ax, top - 1.5, 23.6, 27.3, "merge: transpose(1, 2)\nreshape (B, T, C)")
     _grid(ax, 27.8, top, _x(), "back to x: the heads concatenated", rows_named=False)
 
-    low = 3.0
-    _band(
-        ax,
-        low,
-        _plain_view_heads(),
-        "view (B, H, T, D)\nwithout a transpose",
-        ("head 0 (wrong)", "head 1 (wrong)"),
-    )
-    ax.text(
-        18.35,
-        low - 3.75,
-        "the same shape, but rows mix tokens ✗",
-        ha="center",
-        fontsize=9,
-        color="darkred",
-    )
-    ax.text(
-        24.2,
-        low - 1.2,
-        f"view reads x in memory order: head 0 takes\nthe first T·D = {T * D} numbers, all of "
-        "token 0\nand half of token 1. Its row t=1 holds\ntoken 0's dims 4–7: positions are "
-        "mixed\ninto heads.",
-        ha="left",
-        va="center",
-        fontsize=9,
-        linespacing=1.35,
-    )
-    for token, colour in enumerate(TOKEN_COLOURS):
-        left = 24.2 + 3.6 * token
-        ax.add_patch(Rectangle((left, -1.3), 0.7, 0.7, facecolor=colour, edgecolor="black"))
-        ax.text(left + 0.9, -0.95, f"token {token}", va="center", fontsize=8.5)
+    _wrong_band(ax, 3.0)
     return fig

@@ -47,6 +47,51 @@ def _grid(
     )
 
 
+SIZE, LEFT, RIGHT = 0.8, 0.6, 13.0  # a cell's side; where the mask and the copies start
+
+
+def _sentence(ax: Axes, b: int, length: int, row: list[bool], top: float, heads: int) -> None:
+    """Sentence ``b``'s row of the mask on the left, what the scores see on the right."""
+    t = len(row)
+    for j, allowed in enumerate(row):
+        _cell(ax, LEFT + j * SIZE, top, SIZE, allowed)
+    ax.text(LEFT, top + 1.0, f"sentence b = {b}, length {length}", fontsize=9.5)
+    for j in range(t):
+        ax.text(LEFT + (j + 0.5) * SIZE, top - 0.35, str(j), ha="center", fontsize=8)
+    ax.text(LEFT + t * SIZE / 2, top - 0.85, "keys j (T_k)", ha="center", fontsize=8.5)
+
+    # the broadcast copies: one (T_q, T_k) grid per head, drawn as a stack of cards
+    for h in reversed(range(heads)):
+        shift = 0.45 * h
+        _grid(ax, RIGHT + shift, top + 0.9 - shift, row, t, SIZE * 0.75, 0.35 if h else 1.0)
+    ax.text(
+        RIGHT + t * SIZE * 0.75 + 0.45 * heads + 0.2,
+        top + 0.6,
+        f"{heads} heads (dim 1):\nthe same grid",
+        fontsize=8.5,
+        va="top",
+    )
+    ax.text(RIGHT - 0.25, top + 0.55, "query\nrows\n(T_q)", fontsize=8, ha="right", va="top")
+    ax.text(RIGHT + t * SIZE * 0.75 / 2, top + 1.65, "keys (T_k)", ha="center", fontsize=8)
+
+    arrow = FancyArrowPatch(
+        (LEFT + t * SIZE + 0.3, top + SIZE / 2),
+        (RIGHT - 1.4, top + SIZE / 2 - 0.4),
+        arrowstyle="-|>",
+        mutation_scale=16,
+        color="#444444",
+        lw=1.4,
+    )
+    ax.add_patch(arrow)
+    ax.text(
+        (LEFT + t * SIZE + RIGHT - 1.1) / 2,
+        top - 0.9,
+        "row b copied to every head (dim 1)\nand every query row (dim 2)",
+        ha="center",
+        fontsize=8.5,
+    )
+
+
 def draw(lengths: tuple[int, ...] = (3, 5), heads: int = 3) -> Figure:
     """The mask of sentences of ``lengths`` (padded to the longest), broadcast over ``heads``."""
     t = max(lengths)
@@ -61,54 +106,14 @@ def draw(lengths: tuple[int, ...] = (3, 5), heads: int = 3) -> Figure:
         f"scores (B, H, T_q, T_k) = ({len(lengths)}, {heads}, {t}, {t})",
         fontsize=12,
     )
+    ax.text(LEFT, 10.4, "the mask (B, 1, 1, T_k)", fontsize=11, weight="bold")
+    ax.text(LEFT, 9.85, "one row of keys per sentence; heads and queries have size 1", fontsize=8.5)
+    ax.text(RIGHT, 10.4, "what the scores see: (B, H, T_q, T_k)", fontsize=11, weight="bold")
+    for b, row in enumerate(rows):
+        _sentence(ax, b, lengths[b], row, 8.2 - 5.0 * b, heads)
 
-    size, left = 0.8, 0.6
-    tops = [8.2 - 5.0 * b for b in range(len(lengths))]
-    ax.text(left, 10.4, "the mask (B, 1, 1, T_k)", fontsize=11, weight="bold")
-    ax.text(left, 9.85, "one row of keys per sentence; heads and queries have size 1", fontsize=8.5)
-    ax.text(13.0, 10.4, "what the scores see: (B, H, T_q, T_k)", fontsize=11, weight="bold")
-    for b, (row, top) in enumerate(zip(rows, tops, strict=True)):
-        for j, allowed in enumerate(row):
-            _cell(ax, left + j * size, top, size, allowed)
-        ax.text(left, top + 1.0, f"sentence b = {b}, length {lengths[b]}", fontsize=9.5)
-        for j in range(t):
-            ax.text(left + (j + 0.5) * size, top - 0.35, str(j), ha="center", fontsize=8)
-        ax.text(left + t * size / 2, top - 0.85, "keys j (T_k)", ha="center", fontsize=8.5)
-
-        # the broadcast copies: one (T_q, T_k) grid per head, drawn as a stack of cards
-        x0 = 13.0
-        for h in reversed(range(heads)):
-            shift = 0.45 * h
-            _grid(ax, x0 + shift, top + 0.9 - shift, row, t, size * 0.75, 0.35 if h else 1.0)
-        ax.text(
-            x0 + t * size * 0.75 + 0.45 * heads + 0.2,
-            top + 0.6,
-            f"{heads} heads (dim 1):\nthe same grid",
-            fontsize=8.5,
-            va="top",
-        )
-        ax.text(x0 - 0.25, top + 0.55, "query\nrows\n(T_q)", fontsize=8, ha="right", va="top")
-        ax.text(x0 + t * size * 0.75 / 2, top + 1.65, "keys (T_k)", ha="center", fontsize=8)
-
-        arrow = FancyArrowPatch(
-            (left + t * size + 0.3, top + size / 2),
-            (x0 - 1.4, top + size / 2 - 0.4),
-            arrowstyle="-|>",
-            mutation_scale=16,
-            color="#444444",
-            lw=1.4,
-        )
-        ax.add_patch(arrow)
-        ax.text(
-            (left + t * size + x0 - 1.1) / 2,
-            top - 0.9,
-            "row b copied to every head (dim 1)\nand every query row (dim 2)",
-            ha="center",
-            fontsize=8.5,
-        )
-
-    _cell(ax, left, -1.0, 0.5, True)
-    ax.text(left + 0.7, -0.85, "True: a real token, may attend", fontsize=9)
+    _cell(ax, LEFT, -1.0, 0.5, True)
+    ax.text(LEFT + 0.7, -0.85, "True: a real token, may attend", fontsize=9)
     _cell(ax, 7.0, -1.0, 0.5, False)
     ax.text(7.7, -0.85, "False: padding, blocked in every head, for every query", fontsize=9)
     fig.tight_layout()

@@ -82,80 +82,80 @@ def ex1_right_lists(T_q, T_k):
     return torch.tensor(rows, dtype=torch.bool)
 
 
-# --- Exercise 2: my_padding_mask(lengths, max_len) ---------------------------------------------
+# --- Exercise 2: my_padding_mask(lengths, seq_len) ---------------------------------------------
 
 
-def ex2_wrong_less_equal(lengths, max_len):
-    real = torch.arange(max_len)[None, :] <= torch.tensor(lengths)[:, None]
+def ex2_wrong_less_equal(lengths, seq_len):
+    real = torch.arange(seq_len)[None, :] <= torch.tensor(lengths)[:, None]
     return real[:, None, None, :]
 
 
-def ex2_wrong_two_dims(lengths, max_len):
-    return torch.arange(max_len).unsqueeze(0) < torch.tensor(lengths).unsqueeze(1)
+def ex2_wrong_two_dims(lengths, seq_len):
+    return torch.arange(seq_len).unsqueeze(0) < torch.tensor(lengths).unsqueeze(1)
 
 
-def ex2_wrong_three_dims(lengths, max_len):
-    real = torch.arange(max_len)[None, :] < torch.tensor(lengths)[:, None]
+def ex2_wrong_three_dims(lengths, seq_len):
+    real = torch.arange(seq_len)[None, :] < torch.tensor(lengths)[:, None]
     return real.unsqueeze(1)
 
 
-def ex2_wrong_polarity(lengths, max_len):
-    pad = torch.arange(max_len)[None, :] >= torch.tensor(lengths)[:, None]
+def ex2_wrong_polarity(lengths, seq_len):
+    pad = torch.arange(seq_len)[None, :] >= torch.tensor(lengths)[:, None]
     return pad[:, None, None, :]
 
 
-def ex2_wrong_float(lengths, max_len):
-    mask = torch.zeros(len(lengths), 1, 1, max_len)
+def ex2_wrong_float(lengths, seq_len):
+    mask = torch.zeros(len(lengths), 1, 1, seq_len)
     for b, n in enumerate(lengths):
         mask[b, 0, 0, :n] = 1.0
     return mask
 
 
-def ex2_wrong_longest(lengths, max_len):
+def ex2_wrong_longest(lengths, seq_len):
     T = max(lengths)
     real = torch.arange(T)[None, :] < torch.tensor(lengths)[:, None]
     return real.view(len(lengths), 1, 1, T)
 
 
-def ex2_wrong_query_axis(lengths, max_len):
-    real = torch.arange(max_len)[None, :] < torch.tensor(lengths)[:, None]
-    return real[:, None, :, None]  # (B, 1, max_len, 1)
+def ex2_wrong_query_axis(lengths, seq_len):
+    real = torch.arange(seq_len)[None, :] < torch.tensor(lengths)[:, None]
+    return real[:, None, :, None]  # (B, 1, seq_len, 1)
 
 
-def ex2_wrong_left_padding(lengths, max_len):
-    rows = [[j >= max_len - n for j in range(max_len)] for n in lengths]
-    return torch.tensor(rows).view(len(lengths), 1, 1, max_len)
+def ex2_wrong_left_padding(lengths, seq_len):
+    rows = [[j >= seq_len - n for j in range(seq_len)] for n in lengths]
+    return torch.tensor(rows).view(len(lengths), 1, 1, seq_len)
 
 
-def ex2_wrong_no_column(lengths, max_len):
-    real = torch.arange(max_len) < torch.tensor(lengths)
-    return real.reshape(-1, 1, 1, max_len)
+def ex2_wrong_no_column(lengths, seq_len):
+    real = torch.arange(seq_len) < torch.tensor(lengths)
+    return real.reshape(-1, 1, 1, seq_len)
 
 
-def ex2_wrong_one_based(lengths, max_len):
-    positions = torch.arange(1, max_len + 1)
+def ex2_wrong_one_based(lengths, seq_len):
+    positions = torch.arange(1, seq_len + 1)
     real = positions[None, :] < torch.tensor(lengths)[:, None]
     return real[:, None, None, :]
 
 
-def ex2_wrong_less_equal_unsqueeze(lengths, max_len):
+def ex2_wrong_less_equal_unsqueeze(lengths, seq_len):
     lens = torch.tensor(lengths, dtype=torch.float64)
-    real = torch.arange(max_len, dtype=torch.float64) <= lens.unsqueeze(-1)
+    real = torch.arange(seq_len, dtype=torch.float64) <= lens.unsqueeze(-1)
     return real.unsqueeze(1).unsqueeze(1)
 
 
-def ex2_right_lists(lengths, max_len):
-    rows = [[j < n for j in range(max_len)] for n in lengths]
-    return torch.tensor(rows, dtype=torch.bool).view(len(lengths), 1, 1, max_len)
+def ex2_right_lists(lengths, seq_len):
+    rows = [[j < n for j in range(seq_len)] for n in lengths]
+    return torch.tensor(rows, dtype=torch.bool).view(len(lengths), 1, 1, seq_len)
 
 
-def ex2_right_stack(lengths, max_len):
-    masks = [torch.arange(max_len) < n for n in lengths]
+def ex2_right_stack(lengths, seq_len):
+    masks = [torch.arange(seq_len) < n for n in lengths]
     return torch.stack(masks).reshape(len(lengths), 1, 1, -1)
 
 
-def ex2_right_fill(lengths, max_len):
-    mask = torch.zeros(len(lengths), 1, 1, max_len, dtype=torch.bool)
+def ex2_right_fill(lengths, seq_len):
+    mask = torch.zeros(len(lengths), 1, 1, seq_len, dtype=torch.bool)
     for b, n in enumerate(lengths):
         mask[b, ..., :n] = True
     return mask
@@ -356,15 +356,15 @@ ENTRIES = [
     ),
     Entry(
         E2,
-        "left it (B, max_len)",
+        "left it (B, seq_len)",
         ex2_wrong_two_dims,
-        named="returned the (B, max_len) table without the two size-1 dimensions",
+        named="returned the (B, seq_len) table without the two size-1 dimensions",
     ),
     Entry(
         E2,
-        "only one unsqueeze: (B, 1, max_len)",
+        "only one unsqueeze: (B, 1, seq_len)",
         ex2_wrong_three_dims,
-        named="inserted only one size-1 dimension: the mask is (B, 1, max_len)",
+        named="inserted only one size-1 dimension: the mask is (B, 1, seq_len)",
     ),
     Entry(
         E2,
@@ -380,15 +380,15 @@ ENTRIES = [
     ),
     Entry(
         E2,
-        "width max(lengths) instead of max_len",
+        "width max(lengths) instead of seq_len",
         ex2_wrong_longest,
-        named="made the mask as wide as the longest sentence instead of max_len",
+        named="made the mask as wide as the longest sentence instead of seq_len",
     ),
     Entry(
         E2,
-        "put the positions on the query axis (B, 1, max_len, 1)",
+        "put the positions on the query axis (B, 1, seq_len, 1)",
         ex2_wrong_query_axis,
-        named="put the positions in the query dimension, (B, 1, max_len, 1)",
+        named="put the positions in the query dimension, (B, 1, seq_len, 1)",
     ),
     Entry(
         E2,

@@ -79,67 +79,67 @@ def ex1_right_last_rows(T_q, T_k):
 # -------------------------------------------------------------- Exercise 2: my_padding_mask
 
 
-def ex2_wrong_inverted(lengths, max_len):
-    pads = torch.arange(max_len)[None, :] >= torch.tensor(lengths)[:, None]
+def ex2_wrong_inverted(lengths, seq_len):
+    pads = torch.arange(seq_len)[None, :] >= torch.tensor(lengths)[:, None]
     return pads[:, None, None, :]
 
 
-def ex2_wrong_two_dims(lengths, max_len):
-    return torch.arange(max_len).unsqueeze(0) < torch.tensor(lengths).unsqueeze(1)
+def ex2_wrong_two_dims(lengths, seq_len):
+    return torch.arange(seq_len).unsqueeze(0) < torch.tensor(lengths).unsqueeze(1)
 
 
-def ex2_wrong_query_axis(lengths, max_len):
-    real = torch.arange(max_len)[None, :] < torch.tensor(lengths)[:, None]
+def ex2_wrong_query_axis(lengths, seq_len):
+    real = torch.arange(seq_len)[None, :] < torch.tensor(lengths)[:, None]
     return real[:, None, :, None]
 
 
-def ex2_wrong_less_equal(lengths, max_len):
-    real = torch.arange(max_len)[None, :] <= torch.tensor(lengths)[:, None]
-    return real.view(len(lengths), 1, 1, max_len)
+def ex2_wrong_less_equal(lengths, seq_len):
+    real = torch.arange(seq_len)[None, :] <= torch.tensor(lengths)[:, None]
+    return real.view(len(lengths), 1, 1, seq_len)
 
 
-def ex2_wrong_longest_length(lengths, max_len):
+def ex2_wrong_longest_length(lengths, seq_len):
     T = max(lengths)
     real = torch.arange(T)[None, :] < torch.tensor(lengths)[:, None]
     return real[:, None, None, :]
 
 
-def ex2_wrong_left_padding(lengths, max_len):
-    mask = torch.zeros(len(lengths), 1, 1, max_len, dtype=torch.bool)
+def ex2_wrong_left_padding(lengths, seq_len):
+    mask = torch.zeros(len(lengths), 1, 1, seq_len, dtype=torch.bool)
     for b, n in enumerate(lengths):
-        mask[b, 0, 0, max_len - n :] = True
+        mask[b, 0, 0, seq_len - n :] = True
     return mask
 
 
-def ex2_wrong_long_dtype(lengths, max_len):
-    real = (torch.arange(max_len)[None, :] < torch.tensor(lengths)[:, None]).long()
-    return real.reshape(len(lengths), 1, 1, max_len)
+def ex2_wrong_long_dtype(lengths, seq_len):
+    real = (torch.arange(seq_len)[None, :] < torch.tensor(lengths)[:, None]).long()
+    return real.reshape(len(lengths), 1, 1, seq_len)
 
 
-def ex2_wrong_transposed_view(lengths, max_len):
-    real = torch.arange(max_len)[:, None] < torch.tensor(lengths)[None, :]  # (max_len, B)
-    return real.reshape(len(lengths), 1, 1, max_len)
+def ex2_wrong_transposed_view(lengths, seq_len):
+    real = torch.arange(seq_len)[:, None] < torch.tensor(lengths)[None, :]  # (seq_len, B)
+    return real.reshape(len(lengths), 1, 1, seq_len)
 
 
-def ex2_wrong_calls_padding_mask(lengths, max_len):
-    return attnlib.padding_mask(lengths, max_len)
+def ex2_wrong_calls_padding_mask(lengths, seq_len):
+    return attnlib.padding_mask(lengths, seq_len)
 
 
-def ex2_right_loop(lengths, max_len):
-    mask = torch.zeros(len(lengths), 1, 1, max_len, dtype=torch.bool)
+def ex2_right_loop(lengths, seq_len):
+    mask = torch.zeros(len(lengths), 1, 1, seq_len, dtype=torch.bool)
     for b, n in enumerate(lengths):
         mask[b, ..., :n] = True
     return mask
 
 
-def ex2_right_stack(lengths, max_len):
-    rows = [torch.tensor([True] * n + [False] * (max_len - n)) for n in lengths]
-    return torch.stack(rows).view(len(lengths), 1, 1, max_len)
+def ex2_right_stack(lengths, seq_len):
+    rows = [torch.tensor([True] * n + [False] * (seq_len - n)) for n in lengths]
+    return torch.stack(rows).view(len(lengths), 1, 1, seq_len)
 
 
-def ex2_right_lt(lengths, max_len):
+def ex2_right_lt(lengths, seq_len):
     lens = torch.as_tensor(lengths, dtype=torch.long).reshape(-1, 1, 1, 1)
-    return torch.arange(max_len).reshape(1, 1, 1, -1).lt(lens)
+    return torch.arange(seq_len).reshape(1, 1, 1, -1).lt(lens)
 
 
 # ---------------------------------------------------------- Exercise 3: my_masked_attention
@@ -301,15 +301,15 @@ ENTRIES = [
     ),
     Entry(
         E2,
-        "returned (B, max_len), no singleton dims",
+        "returned (B, seq_len), no singleton dims",
         ex2_wrong_two_dims,
-        named="returned the (B, max_len) table without the two size-1 dimensions",
+        named="returned the (B, seq_len) table without the two size-1 dimensions",
     ),
     Entry(
         E2,
         "put the lengths on the query axis: (B, 1, T, 1)",
         ex2_wrong_query_axis,
-        named="put the positions in the query dimension, (B, 1, max_len, 1)",
+        named="put the positions in the query dimension, (B, 1, seq_len, 1)",
     ),
     Entry(
         E2,
@@ -321,9 +321,9 @@ ENTRIES = [
     ),
     Entry(
         E2,
-        "width max(lengths) instead of max_len",
+        "width max(lengths) instead of seq_len",
         ex2_wrong_longest_length,
-        named="made the mask as wide as the longest sentence instead of max_len",
+        named="made the mask as wide as the longest sentence instead of seq_len",
     ),
     Entry(
         E2,
@@ -339,10 +339,10 @@ ENTRIES = [
     ),
     Entry(
         E2,
-        "built (max_len, B) and reshaped it to (B, …)",
+        "built (seq_len, B) and reshaped it to (B, …)",
         ex2_wrong_transposed_view,
         named=(
-            "compared the lengths along the rows and the positions along the columns: (max_len, B)"
+            "compared the lengths along the rows and the positions along the columns: (seq_len, B)"
         ),
     ),
     Entry(E2, "called attnlib.padding_mask", ex2_wrong_calls_padding_mask, named=REFUSED),

@@ -74,58 +74,58 @@ def ex1_right_loops(T_q, T_k):
 # ------------------------------------------------------------- Exercise 2: my_padding_mask
 
 
-def ex2_wrong_less_equal(lengths, max_len):
+def ex2_wrong_less_equal(lengths, seq_len):
     lens = torch.tensor(lengths).view(-1, 1, 1, 1)
-    return torch.arange(max_len).view(1, 1, 1, -1) <= lens
+    return torch.arange(seq_len).view(1, 1, 1, -1) <= lens
 
 
-def ex2_wrong_2d(lengths, max_len):
-    return torch.arange(max_len)[None, :] < torch.tensor(lengths)[:, None]
+def ex2_wrong_2d(lengths, seq_len):
+    return torch.arange(seq_len)[None, :] < torch.tensor(lengths)[:, None]
 
 
-def ex2_wrong_query_axis(lengths, max_len):
-    real = torch.arange(max_len)[None, :] < torch.tensor(lengths)[:, None]
+def ex2_wrong_query_axis(lengths, seq_len):
+    real = torch.arange(seq_len)[None, :] < torch.tensor(lengths)[:, None]
     return real[:, None, :, None]
 
 
-def ex2_wrong_true_at_pads(lengths, max_len):
-    real = torch.arange(max_len)[None, :] >= torch.tensor(lengths)[:, None]
+def ex2_wrong_true_at_pads(lengths, seq_len):
+    real = torch.arange(seq_len)[None, :] >= torch.tensor(lengths)[:, None]
     return real[:, None, None, :]
 
 
-def ex2_wrong_left_padding_slice(lengths, max_len):
+def ex2_wrong_left_padding_slice(lengths, seq_len):
     # the real tokens taken from the end
-    mask = torch.zeros(len(lengths), 1, 1, max_len, dtype=torch.bool)
+    mask = torch.zeros(len(lengths), 1, 1, seq_len, dtype=torch.bool)
     for b, n in enumerate(lengths):
         mask[b, 0, 0, -n:] = True
     return mask
 
 
-def ex2_wrong_long_mask(lengths, max_len):
-    mask = torch.zeros(len(lengths), max_len, dtype=torch.long)
+def ex2_wrong_long_mask(lengths, seq_len):
+    mask = torch.zeros(len(lengths), seq_len, dtype=torch.long)
     for b, n in enumerate(lengths):
         mask[b, :n] = 1
     return mask.unsqueeze(1).unsqueeze(1)
 
 
-def ex2_wrong_width_from_lengths(lengths, max_len):
+def ex2_wrong_width_from_lengths(lengths, seq_len):
     width = max(lengths)
     real = torch.arange(width)[None, :] < torch.tensor(lengths)[:, None]
     return real.view(len(lengths), 1, 1, width)
 
 
-def ex2_wrong_float(lengths, max_len):
-    real = (torch.arange(max_len)[None, :] < torch.tensor(lengths)[:, None]).float()
+def ex2_wrong_float(lengths, seq_len):
+    real = (torch.arange(seq_len)[None, :] < torch.tensor(lengths)[:, None]).float()
     return real[:, None, None, :]
 
 
-def ex2_right_loop(lengths, max_len):
-    rows = [[j < n for j in range(max_len)] for n in lengths]
-    return torch.tensor(rows, dtype=torch.bool).reshape(len(lengths), 1, 1, max_len)
+def ex2_right_loop(lengths, seq_len):
+    rows = [[j < n for j in range(seq_len)] for n in lengths]
+    return torch.tensor(rows, dtype=torch.bool).reshape(len(lengths), 1, 1, seq_len)
 
 
-def ex2_right_cumsum(lengths, max_len):
-    ones = torch.ones(len(lengths), max_len, dtype=torch.long)
+def ex2_right_cumsum(lengths, seq_len):
+    ones = torch.ones(len(lengths), seq_len, dtype=torch.long)
     real = ones.cumsum(dim=1) <= torch.tensor(lengths, dtype=torch.long).unsqueeze(1)
     return real.unsqueeze(1).unsqueeze(2)
 
@@ -278,15 +278,15 @@ ENTRIES = [
     ),
     Entry(
         E2,
-        "returned (B, max_len)",
+        "returned (B, seq_len)",
         ex2_wrong_2d,
-        named="returned the (B, max_len) table without the two size-1 dimensions",
+        named="returned the (B, seq_len) table without the two size-1 dimensions",
     ),
     Entry(
         E2,
-        "put the positions on the query axis, (B, 1, max_len, 1)",
+        "put the positions on the query axis, (B, 1, seq_len, 1)",
         ex2_wrong_query_axis,
-        named="put the positions in the query dimension, (B, 1, max_len, 1)",
+        named="put the positions in the query dimension, (B, 1, seq_len, 1)",
     ),
     Entry(
         E2,
@@ -308,9 +308,9 @@ ENTRIES = [
     ),
     Entry(
         E2,
-        "width max(lengths) instead of max_len",
+        "width max(lengths) instead of seq_len",
         ex2_wrong_width_from_lengths,
-        named="made the mask as wide as the longest sentence instead of max_len",
+        named="made the mask as wide as the longest sentence instead of seq_len",
     ),
     Entry(
         E2,

@@ -285,11 +285,11 @@ def _next_log_probs(model, memory, src_mask, bos_id, tokens):
     return logits[0, -1].log_softmax(-1).tolist()
 
 
-def _search(model, src, bos_id, eos_id, max_len, beam_size, keep_by, expand=None):
+def _search(model, src, bos_id, eos_id, max_new_tokens, beam_size, keep_by, expand=None):
     """A beam search whose survivors are chosen by keep_by(tokens, total)."""
     memory, src_mask, _ = model.encode(src)
     beams = [([], 0.0)]
-    for _ in range(max_len):
+    for _ in range(max_new_tokens):
         candidates = []
         for tokens, total in beams:
             if tokens and tokens[-1] == eos_id:
@@ -303,21 +303,21 @@ def _search(model, src, bos_id, eos_id, max_len, beam_size, keep_by, expand=None
     return beams
 
 
-def ex3_wrong_prune_by_normalised(model, src, bos_id, eos_id, max_len, beam_size, alpha):
+def ex3_wrong_prune_by_normalised(model, src, bos_id, eos_id, max_new_tokens, beam_size, alpha):
     beams = _search(
-        model, src, bos_id, eos_id, max_len, beam_size, lambda t, s: _gnmt(s, len(t), alpha)
+        model, src, bos_id, eos_id, max_new_tokens, beam_size, lambda t, s: _gnmt(s, len(t), alpha)
     )
     tokens, total = max(beams, key=lambda b: _gnmt(b[1], len(b[0]), alpha))
     return tokens, _gnmt(total, len(tokens), alpha)
 
 
-def ex3_wrong_no_normalisation(model, src, bos_id, eos_id, max_len, beam_size, alpha):
-    beams = _search(model, src, bos_id, eos_id, max_len, beam_size, lambda t, s: s)
+def ex3_wrong_no_normalisation(model, src, bos_id, eos_id, max_new_tokens, beam_size, alpha):
+    beams = _search(model, src, bos_id, eos_id, max_new_tokens, beam_size, lambda t, s: s)
     return beams[0][0], beams[0][1]
 
 
-def ex3_wrong_length_without_eos(model, src, bos_id, eos_id, max_len, beam_size, alpha):
-    beams = _search(model, src, bos_id, eos_id, max_len, beam_size, lambda t, s: s)
+def ex3_wrong_length_without_eos(model, src, bos_id, eos_id, max_new_tokens, beam_size, alpha):
+    beams = _search(model, src, bos_id, eos_id, max_new_tokens, beam_size, lambda t, s: s)
 
     def score(tokens, total):
         n = len(tokens) - (1 if tokens and tokens[-1] == eos_id else 0)
@@ -327,16 +327,16 @@ def ex3_wrong_length_without_eos(model, src, bos_id, eos_id, max_len, beam_size,
     return best[0], score(*best)
 
 
-def ex3_wrong_attnlib_penalty(model, src, bos_id, eos_id, max_len, beam_size, alpha):
-    beams = _search(model, src, bos_id, eos_id, max_len, beam_size, lambda t, s: s)
+def ex3_wrong_attnlib_penalty(model, src, bos_id, eos_id, max_new_tokens, beam_size, alpha):
+    beams = _search(model, src, bos_id, eos_id, max_new_tokens, beam_size, lambda t, s: s)
     best = max(beams, key=lambda b: b[1] / len(b[0]) ** alpha)
     return best[0], best[1] / len(best[0]) ** alpha
 
 
-def ex3_wrong_extends_finished(model, src, bos_id, eos_id, max_len, beam_size, alpha):
+def ex3_wrong_extends_finished(model, src, bos_id, eos_id, max_new_tokens, beam_size, alpha):
     memory, src_mask, _ = model.encode(src)
     beams = [([], 0.0)]
-    for _ in range(max_len):
+    for _ in range(max_new_tokens):
         candidates = []
         for tokens, total in beams:  # every beam grows by one token
             log_p = _next_log_probs(model, memory, src_mask, bos_id, tokens)
@@ -348,46 +348,48 @@ def ex3_wrong_extends_finished(model, src, bos_id, eos_id, max_len, beam_size, a
     return best[0], _gnmt(best[1], len(best[0]), alpha)
 
 
-def ex3_wrong_probabilities_added(model, src, bos_id, eos_id, max_len, beam_size, alpha):
+def ex3_wrong_probabilities_added(model, src, bos_id, eos_id, max_new_tokens, beam_size, alpha):
     def probs(model, memory, src_mask, bos_id, tokens):
         logits, _, _ = model.decode(torch.tensor([[bos_id, *tokens]]), memory, src_mask)
         return logits[0, -1].softmax(-1).tolist()
 
-    beams = _search(model, src, bos_id, eos_id, max_len, beam_size, lambda t, s: s, probs)
+    beams = _search(model, src, bos_id, eos_id, max_new_tokens, beam_size, lambda t, s: s, probs)
     best = max(beams, key=lambda b: _gnmt(b[1], len(b[0]), alpha))
     return best[0], _gnmt(best[1], len(best[0]), alpha)
 
 
-def ex3_wrong_softmax_over_positions(model, src, bos_id, eos_id, max_len, beam_size, alpha):
+def ex3_wrong_softmax_over_positions(model, src, bos_id, eos_id, max_new_tokens, beam_size, alpha):
     def wrong_dim(model, memory, src_mask, bos_id, tokens):
         logits, _, _ = model.decode(torch.tensor([[bos_id, *tokens]]), memory, src_mask)
         return logits[0].log_softmax(dim=0)[-1].tolist()  # (T, V): normalised down the column
 
-    beams = _search(model, src, bos_id, eos_id, max_len, beam_size, lambda t, s: s, wrong_dim)
+    beams = _search(
+        model, src, bos_id, eos_id, max_new_tokens, beam_size, lambda t, s: s, wrong_dim
+    )
     best = max(beams, key=lambda b: _gnmt(b[1], len(b[0]), alpha))
     return best[0], _gnmt(best[1], len(best[0]), alpha)
 
 
-def ex3_wrong_first_position(model, src, bos_id, eos_id, max_len, beam_size, alpha):
+def ex3_wrong_first_position(model, src, bos_id, eos_id, max_new_tokens, beam_size, alpha):
     def first(model, memory, src_mask, bos_id, tokens):
         logits, _, _ = model.decode(torch.tensor([[bos_id, *tokens]]), memory, src_mask)
         return logits[0, 0].log_softmax(-1).tolist()
 
-    beams = _search(model, src, bos_id, eos_id, max_len, beam_size, lambda t, s: s, first)
+    beams = _search(model, src, bos_id, eos_id, max_new_tokens, beam_size, lambda t, s: s, first)
     best = max(beams, key=lambda b: _gnmt(b[1], len(b[0]), alpha))
     return best[0], _gnmt(best[1], len(best[0]), alpha)
 
 
-def ex3_wrong_returns_bos(model, src, bos_id, eos_id, max_len, beam_size, alpha):
-    beams = _search(model, src, bos_id, eos_id, max_len, beam_size, lambda t, s: s)
+def ex3_wrong_returns_bos(model, src, bos_id, eos_id, max_new_tokens, beam_size, alpha):
+    beams = _search(model, src, bos_id, eos_id, max_new_tokens, beam_size, lambda t, s: s)
     best = max(beams, key=lambda b: _gnmt(b[1], len(b[0]), alpha))
     return [bos_id, *best[0]], _gnmt(best[1], len(best[0]), alpha)
 
 
-def ex3_wrong_stops_when_best_ends(model, src, bos_id, eos_id, max_len, beam_size, alpha):
+def ex3_wrong_stops_when_best_ends(model, src, bos_id, eos_id, max_new_tokens, beam_size, alpha):
     memory, src_mask, _ = model.encode(src)
     beams = [([], 0.0)]
-    for _ in range(max_len):
+    for _ in range(max_new_tokens):
         candidates = []
         for tokens, total in beams:
             if tokens and tokens[-1] == eos_id:
@@ -402,10 +404,10 @@ def ex3_wrong_stops_when_best_ends(model, src, bos_id, eos_id, max_len, beam_siz
     return best[0], _gnmt(best[1], len(best[0]), alpha)
 
 
-def ex3_wrong_finished_set_aside(model, src, bos_id, eos_id, max_len, beam_size, alpha):
+def ex3_wrong_finished_set_aside(model, src, bos_id, eos_id, max_new_tokens, beam_size, alpha):
     memory, src_mask, _ = model.encode(src)
     live, finished = [([], 0.0)], []
-    for _ in range(max_len):
+    for _ in range(max_new_tokens):
         candidates = []
         for tokens, total in live:
             log_p = _next_log_probs(model, memory, src_mask, bos_id, tokens)
@@ -423,12 +425,14 @@ def ex3_wrong_finished_set_aside(model, src, bos_id, eos_id, max_len, beam_size,
     return best[0], _gnmt(best[1], len(best[0]), alpha)
 
 
-def ex3_wrong_reencode_drop_eos(model, src, bos_id, eos_id, max_len, beam_size, alpha):
+def ex3_wrong_reencode_drop_eos(model, src, bos_id, eos_id, max_new_tokens, beam_size, alpha):
     def reencoding(model, memory, src_mask, bos_id, tokens):
         memory, src_mask, _ = model.encode(src)  # the source again, every step
         return _next_log_probs(model, memory, src_mask, bos_id, tokens)
 
-    beams = _search(model, src, bos_id, eos_id, max_len, beam_size, lambda t, s: s, reencoding)
+    beams = _search(
+        model, src, bos_id, eos_id, max_new_tokens, beam_size, lambda t, s: s, reencoding
+    )
     tokens, total = max(beams, key=lambda b: _gnmt(b[1], len(b[0]), alpha))
     score = _gnmt(total, len(tokens), alpha)
     if tokens and tokens[-1] == eos_id:
@@ -436,16 +440,16 @@ def ex3_wrong_reencode_drop_eos(model, src, bos_id, eos_id, max_len, beam_size, 
     return tokens, score
 
 
-def ex3_wrong_max_len_plus_one(model, src, bos_id, eos_id, max_len, beam_size, alpha):
-    beams = _search(model, src, bos_id, eos_id, max_len + 1, beam_size, lambda t, s: s)
+def ex3_wrong_max_len_plus_one(model, src, bos_id, eos_id, max_new_tokens, beam_size, alpha):
+    beams = _search(model, src, bos_id, eos_id, max_new_tokens + 1, beam_size, lambda t, s: s)
     best = max(beams, key=lambda b: _gnmt(b[1], len(b[0]), alpha))
     return best[0], _gnmt(best[1], len(best[0]), alpha)
 
 
-def ex3_right_per_beam_top_k(model, src, bos_id, eos_id, max_len, beam_size, alpha):
+def ex3_right_per_beam_top_k(model, src, bos_id, eos_id, max_new_tokens, beam_size, alpha):
     memory, src_mask, _ = model.encode(src)
     beams = [((), 0.0)]
-    for _step in range(max_len):
+    for _step in range(max_new_tokens):
         pool = []
         for tokens, total in beams:
             if len(tokens) > 0 and tokens[-1] == eos_id:
@@ -464,10 +468,10 @@ def ex3_right_per_beam_top_k(model, src, bos_id, eos_id, max_len, beam_size, alp
     return list(best_tokens), float(best_score)
 
 
-def ex3_right_batched(model, src, bos_id, eos_id, max_len, beam_size, alpha):
+def ex3_right_batched(model, src, bos_id, eos_id, max_new_tokens, beam_size, alpha):
     memory, src_mask, _ = model.encode(src)
     hyps, sums = [[]], [0.0]
-    for _ in range(max_len):
+    for _ in range(max_new_tokens):
         live = [i for i, h in enumerate(hyps) if not (h and h[-1] == eos_id)]
         if not live:
             break
@@ -720,9 +724,9 @@ ENTRIES = [
     ),
     Entry(
         EX3,
-        "ran max_len + 1 steps",
+        "ran max_new_tokens + 1 steps",
         ex3_wrong_max_len_plus_one,
-        named="ran one step more than max_len",
+        named="ran one step more than max_new_tokens",
     ),
     Entry(EX3, "top-k of each beam, then heapq", ex3_right_per_beam_top_k, right=True),
     Entry(EX3, "all live beams in one decode call", ex3_right_batched, right=True),

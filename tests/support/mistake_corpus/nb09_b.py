@@ -242,11 +242,11 @@ def _gnmt(total, n, alpha):
     return total / ((5 + n) / 6) ** alpha
 
 
-def _search(model, src, bos_id, eos_id, max_len, beam_size, key=None):
+def _search(model, src, bos_id, eos_id, max_new_tokens, beam_size, key=None):
     """The right search loop, pruning by `key` (raw sums unless told)."""
     memory, src_mask, _ = model.encode(src)
     beams = [([], 0.0)]
-    for _ in range(max_len):
+    for _ in range(max_new_tokens):
         cands = []
         for toks, s in beams:
             if toks and toks[-1] == eos_id:
@@ -261,42 +261,48 @@ def _search(model, src, bos_id, eos_id, max_len, beam_size, key=None):
     return beams
 
 
-def ex3_wrong_prune_by_normalised(model, src, bos_id, eos_id, max_len, beam_size, alpha):
+def ex3_wrong_prune_by_normalised(model, src, bos_id, eos_id, max_new_tokens, beam_size, alpha):
     beams = _search(
-        model, src, bos_id, eos_id, max_len, beam_size, key=lambda c: _gnmt(c[1], len(c[0]), alpha)
+        model,
+        src,
+        bos_id,
+        eos_id,
+        max_new_tokens,
+        beam_size,
+        key=lambda c: _gnmt(c[1], len(c[0]), alpha),
     )
     toks, s = max(beams, key=lambda c: _gnmt(c[1], len(c[0]), alpha))
     return toks, _gnmt(s, len(toks), alpha)
 
 
-def ex3_wrong_length_without_eos(model, src, bos_id, eos_id, max_len, beam_size, alpha):
+def ex3_wrong_length_without_eos(model, src, bos_id, eos_id, max_new_tokens, beam_size, alpha):
     def score(toks, s):
         n = len(toks) - 1 if toks[-1] == eos_id else len(toks)  # <eos> is not a word
         return s / ((5 + n) / 6) ** alpha
 
-    beams = _search(model, src, bos_id, eos_id, max_len, beam_size)
+    beams = _search(model, src, bos_id, eos_id, max_new_tokens, beam_size)
     toks, s = max(beams, key=lambda c: score(*c))
     return toks, score(toks, s)
 
 
-def ex3_wrong_precedence(model, src, bos_id, eos_id, max_len, beam_size, alpha):
-    beams = _search(model, src, bos_id, eos_id, max_len, beam_size)
+def ex3_wrong_precedence(model, src, bos_id, eos_id, max_new_tokens, beam_size, alpha):
+    beams = _search(model, src, bos_id, eos_id, max_new_tokens, beam_size)
     scored = [(s / (5 + len(t)) / 6**alpha, t) for t, s in beams]
     best = max(scored, key=lambda p: p[0])
     return best[1], best[0]
 
 
-def ex3_wrong_length_power(model, src, bos_id, eos_id, max_len, beam_size, alpha):
+def ex3_wrong_length_power(model, src, bos_id, eos_id, max_new_tokens, beam_size, alpha):
     # attnlib's |y|^α from §8
-    beams = _search(model, src, bos_id, eos_id, max_len, beam_size)
+    beams = _search(model, src, bos_id, eos_id, max_new_tokens, beam_size)
     toks, s = max(beams, key=lambda c: c[1] / len(c[0]) ** alpha)
     return toks, s / len(toks) ** alpha
 
 
-def ex3_wrong_extends_finished(model, src, bos_id, eos_id, max_len, beam_size, alpha):
+def ex3_wrong_extends_finished(model, src, bos_id, eos_id, max_new_tokens, beam_size, alpha):
     memory, src_mask, _ = model.encode(src)
     beams = [([], 0.0)]
-    for _ in range(max_len):
+    for _ in range(max_new_tokens):
         cands = []
         for toks, s in beams:
             lp = _next_log_probs(model, toks, bos_id, memory, src_mask)
@@ -308,11 +314,11 @@ def ex3_wrong_extends_finished(model, src, bos_id, eos_id, max_len, beam_size, a
     return toks, _gnmt(s, len(toks), alpha)
 
 
-def ex3_wrong_finished_set_aside(model, src, bos_id, eos_id, max_len, beam_size, alpha):
+def ex3_wrong_finished_set_aside(model, src, bos_id, eos_id, max_new_tokens, beam_size, alpha):
     # finished hypotheses leave the beam; the beam keeps beam_size open ones
     memory, src_mask, _ = model.encode(src)
     beams, finished = [([], 0.0)], []
-    for _ in range(max_len):
+    for _ in range(max_new_tokens):
         cands = []
         for toks, s in beams:
             lp = _next_log_probs(model, toks, bos_id, memory, src_mask)
@@ -332,10 +338,10 @@ def ex3_wrong_finished_set_aside(model, src, bos_id, eos_id, max_len, beam_size,
     return toks, _gnmt(s, len(toks), alpha)
 
 
-def ex3_wrong_logits_as_log_probs(model, src, bos_id, eos_id, max_len, beam_size, alpha):
+def ex3_wrong_logits_as_log_probs(model, src, bos_id, eos_id, max_new_tokens, beam_size, alpha):
     memory, src_mask, _ = model.encode(src)
     beams = [([], 0.0)]
-    for _ in range(max_len):
+    for _ in range(max_new_tokens):
         cands = []
         for toks, s in beams:
             if toks and toks[-1] == eos_id:
@@ -350,16 +356,16 @@ def ex3_wrong_logits_as_log_probs(model, src, bos_id, eos_id, max_len, beam_size
     return toks, _gnmt(s, len(toks), alpha)
 
 
-def ex3_wrong_raw_score_returned(model, src, bos_id, eos_id, max_len, beam_size, alpha):
-    beams = _search(model, src, bos_id, eos_id, max_len, beam_size)
+def ex3_wrong_raw_score_returned(model, src, bos_id, eos_id, max_new_tokens, beam_size, alpha):
+    beams = _search(model, src, bos_id, eos_id, max_new_tokens, beam_size)
     toks, s = max(beams, key=lambda c: _gnmt(c[1], len(c[0]), alpha))
     return toks, s
 
 
-def ex3_wrong_stop_when_best_ends(model, src, bos_id, eos_id, max_len, beam_size, alpha):
+def ex3_wrong_stop_when_best_ends(model, src, bos_id, eos_id, max_new_tokens, beam_size, alpha):
     memory, src_mask, _ = model.encode(src)
     beams = [([], 0.0)]
-    for _ in range(max_len):
+    for _ in range(max_new_tokens):
         cands = []
         for toks, s in beams:
             if toks and toks[-1] == eos_id:
@@ -374,10 +380,10 @@ def ex3_wrong_stop_when_best_ends(model, src, bos_id, eos_id, max_len, beam_size
     return toks, _gnmt(s, len(toks), alpha)
 
 
-def ex3_wrong_last_token_only(model, src, bos_id, eos_id, max_len, beam_size, alpha):
+def ex3_wrong_last_token_only(model, src, bos_id, eos_id, max_new_tokens, beam_size, alpha):
     memory, src_mask, _ = model.encode(src)
     beams = [([], 0.0)]
-    for _ in range(max_len):
+    for _ in range(max_new_tokens):
         cands = []
         for toks, s in beams:
             if toks and toks[-1] == eos_id:
@@ -394,10 +400,10 @@ def ex3_wrong_last_token_only(model, src, bos_id, eos_id, max_len, beam_size, al
     return toks, _gnmt(s, len(toks), alpha)
 
 
-def ex3_right_batched(model, src, bos_id, eos_id, max_len, beam_size, alpha):
+def ex3_right_batched(model, src, bos_id, eos_id, max_new_tokens, beam_size, alpha):
     memory, src_mask, _ = model.encode(src)
     hyps, sums = [[]], torch.zeros(1, dtype=torch.float64)
-    for _ in range(max_len):
+    for _ in range(max_new_tokens):
         done = [bool(h) and h[-1] == eos_id for h in hyps]
         open_rows = [i for i, d in enumerate(done) if not d]
         if not open_rows:
@@ -426,10 +432,10 @@ def ex3_right_batched(model, src, bos_id, eos_id, max_len, beam_size, alpha):
     return hyps[best], float(normalised[best])
 
 
-def ex3_right_heapq(model, src, bos_id, eos_id, max_len, beam_size, alpha):
+def ex3_right_heapq(model, src, bos_id, eos_id, max_new_tokens, beam_size, alpha):
     memory, mask, _ = model.encode(src)
     beam = [(0.0, ())]
-    for _step in range(max_len):
+    for _step in range(max_new_tokens):
         pool = []
         for total, seq in beam:
             if seq and seq[-1] == eos_id:

@@ -191,11 +191,11 @@ def _next_log_p(model, memory, src_mask, bos_id, tokens):
     return logits[0, -1].log_softmax(-1).tolist()
 
 
-def _search(model, src, bos_id, eos_id, max_len, beam_size, alpha, prune=None, step_fn=None):
+def _search(model, src, bos_id, eos_id, max_new_tokens, beam_size, alpha, prune=None, step_fn=None):
     """The learner's own beam loop, with a hook for the pruning key and the step scores."""
     memory, src_mask, _ = model.encode(src)
     beams = [([], 0.0)]
-    for _ in range(max_len):
+    for _ in range(max_new_tokens):
         cands = []
         for toks, s in beams:
             if toks and toks[-1] == eos_id:
@@ -213,14 +213,14 @@ def _search(model, src, bos_id, eos_id, max_len, beam_size, alpha, prune=None, s
     return beams
 
 
-def ex3_wrong_pick_by_sum(model, src, bos_id, eos_id, max_len, beam_size, alpha):
-    beams = _search(model, src, bos_id, eos_id, max_len, beam_size, alpha)
+def ex3_wrong_pick_by_sum(model, src, bos_id, eos_id, max_new_tokens, beam_size, alpha):
+    beams = _search(model, src, bos_id, eos_id, max_new_tokens, beam_size, alpha)
     toks, s = beams[0]  # the best sum
     return toks, s / _lp(len(toks), alpha)
 
 
-def ex3_wrong_length_without_eos(model, src, bos_id, eos_id, max_len, beam_size, alpha):
-    beams = _search(model, src, bos_id, eos_id, max_len, beam_size, alpha)
+def ex3_wrong_length_without_eos(model, src, bos_id, eos_id, max_new_tokens, beam_size, alpha):
+    beams = _search(model, src, bos_id, eos_id, max_new_tokens, beam_size, alpha)
 
     def length(toks):
         return len(toks) - (toks[-1] == eos_id)
@@ -229,19 +229,19 @@ def ex3_wrong_length_without_eos(model, src, bos_id, eos_id, max_len, beam_size,
     return toks, s / _lp(length(toks), alpha)
 
 
-def ex3_wrong_mean_penalty(model, src, bos_id, eos_id, max_len, beam_size, alpha):
-    beams = _search(model, src, bos_id, eos_id, max_len, beam_size, alpha)
+def ex3_wrong_mean_penalty(model, src, bos_id, eos_id, max_new_tokens, beam_size, alpha):
+    beams = _search(model, src, bos_id, eos_id, max_new_tokens, beam_size, alpha)
     toks, s = max(beams, key=lambda b: b[1] / len(b[0]) ** alpha)
     return toks, s / len(toks) ** alpha
 
 
-def ex3_wrong_prune_normalised(model, src, bos_id, eos_id, max_len, beam_size, alpha):
+def ex3_wrong_prune_normalised(model, src, bos_id, eos_id, max_new_tokens, beam_size, alpha):
     beams = _search(
         model,
         src,
         bos_id,
         eos_id,
-        max_len,
+        max_new_tokens,
         beam_size,
         alpha,
         prune=lambda c: c[1] / _lp(len(c[0]), alpha),
@@ -250,10 +250,10 @@ def ex3_wrong_prune_normalised(model, src, bos_id, eos_id, max_len, beam_size, a
     return toks, s / _lp(len(toks), alpha)
 
 
-def ex3_wrong_finished_set_aside(model, src, bos_id, eos_id, max_len, beam_size, alpha):
+def ex3_wrong_finished_set_aside(model, src, bos_id, eos_id, max_new_tokens, beam_size, alpha):
     memory, src_mask, _ = model.encode(src)
     live, done = [([], 0.0)], []
-    for _ in range(max_len):
+    for _ in range(max_new_tokens):
         cands = []
         for toks, s in live:
             lps = _next_log_p(model, memory, src_mask, bos_id, toks)
@@ -274,31 +274,31 @@ def ex3_wrong_finished_set_aside(model, src, bos_id, eos_id, max_len, beam_size,
     return toks, s / _lp(len(toks), alpha)
 
 
-def ex3_wrong_last_token_only(model, src, bos_id, eos_id, max_len, beam_size, alpha):
+def ex3_wrong_last_token_only(model, src, bos_id, eos_id, max_new_tokens, beam_size, alpha):
     def step(model, memory, src_mask, bos_id, toks):
         last = toks[-1] if toks else bos_id
         logits, _, _ = model.decode(torch.tensor([[last]]), memory, src_mask)
         return logits[0, -1].log_softmax(-1).tolist()
 
-    beams = _search(model, src, bos_id, eos_id, max_len, beam_size, alpha, step_fn=step)
+    beams = _search(model, src, bos_id, eos_id, max_new_tokens, beam_size, alpha, step_fn=step)
     toks, s = max(beams, key=lambda b: b[1] / _lp(len(b[0]), alpha))
     return toks, s / _lp(len(toks), alpha)
 
 
-def ex3_wrong_raw_logits(model, src, bos_id, eos_id, max_len, beam_size, alpha):
+def ex3_wrong_raw_logits(model, src, bos_id, eos_id, max_new_tokens, beam_size, alpha):
     def step(model, memory, src_mask, bos_id, toks):
         logits, _, _ = model.decode(torch.tensor([[bos_id, *toks]]), memory, src_mask)
         return logits[0, -1].tolist()  # forgot the log-softmax
 
-    beams = _search(model, src, bos_id, eos_id, max_len, beam_size, alpha, step_fn=step)
+    beams = _search(model, src, bos_id, eos_id, max_new_tokens, beam_size, alpha, step_fn=step)
     toks, s = max(beams, key=lambda b: b[1] / _lp(len(b[0]), alpha))
     return toks, s / _lp(len(toks), alpha)
 
 
-def ex3_wrong_stop_at_first_eos(model, src, bos_id, eos_id, max_len, beam_size, alpha):
+def ex3_wrong_stop_at_first_eos(model, src, bos_id, eos_id, max_new_tokens, beam_size, alpha):
     memory, src_mask, _ = model.encode(src)
     beams = [([], 0.0)]
-    for _ in range(max_len):
+    for _ in range(max_new_tokens):
         cands = []
         for toks, s in beams:
             if toks and toks[-1] == eos_id:
@@ -313,10 +313,10 @@ def ex3_wrong_stop_at_first_eos(model, src, bos_id, eos_id, max_len, beam_size, 
     return toks, s / _lp(len(toks), alpha)
 
 
-def ex3_right_batched(model, src, bos_id, eos_id, max_len, beam_size, alpha):
+def ex3_right_batched(model, src, bos_id, eos_id, max_new_tokens, beam_size, alpha):
     memory, src_mask, _ = model.encode(src)
     hyps = [((), 0.0)]
-    for _ in range(max_len):
+    for _ in range(max_new_tokens):
         open_ = [h for h in hyps if not (h[0] and h[0][-1] == eos_id)]
         if not open_:
             break
@@ -332,10 +332,10 @@ def ex3_right_batched(model, src, bos_id, eos_id, max_len, beam_size, alpha):
     return list(best[0]), best[1] / ((5 + len(best[0])) / 6) ** alpha
 
 
-def ex3_right_loop_with_while(model, src, bos_id, eos_id, max_len, beam_size, alpha):
+def ex3_right_loop_with_while(model, src, bos_id, eos_id, max_new_tokens, beam_size, alpha):
     memory, mask, _ = model.encode(src)
     beams, step = [[[], 0.0]], 0
-    while step < max_len and not all(b[0] and b[0][-1] == eos_id for b in beams):
+    while step < max_new_tokens and not all(b[0] and b[0][-1] == eos_id for b in beams):
         step += 1
         new = []
         for tokens, total in beams:
