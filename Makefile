@@ -155,12 +155,12 @@ browser-deps:
 	}
 
 # JupyterLab in headless Chromium: every notebook with a slider is run and each slider moved.
-# One JupyterLab and one Chromium per core (pytest-xdist; a worker that is done takes queued
-# notebooks from a busy one, so the two long ones, 09 and 10, do not end up in a row), each
-# kernel on one torch thread.
+# One JupyterLab and one Chromium per core (pytest-xdist; the two long notebooks, 09 and 10,
+# are handed out first, one to each worker, and a worker that is done takes the next
+# notebook), each kernel on one torch thread.
 browser: setup browser-deps
 	OMP_NUM_THREADS=1 CHROMIUM=$(CHROMIUM) HF_HUB_OFFLINE=1 $(BIN)/python -m pytest tests/browser \
-		-p no:cacheprovider -n auto --dist worksteal
+		-p no:cacheprovider -n auto --dist load
 
 # The playgrounds' screenshots in the instructors' guide (figures/playgrounds/), retaken by
 # the browser test as it drives each playground.

@@ -22,6 +22,10 @@ RUN_ALL_TIMEOUT = 300.0  # Run All Cells → every cell numbered; notebook 10 tr
 WIDGET_TIMEOUT = 20.0  # control moved → output changed
 SETTLED_POLLS = 3  # consecutive equal polls with the kernel idle
 POLL = 0.2
+# While Run All works through a notebook (training in 09 and 10 takes minutes), the page is
+# read once a second: each read walks every cell of the page, and on a long notebook reading
+# it five times a second takes the CPU from the kernel it waits for.
+RUN_ALL_POLL = 1.0
 SETTLE = 3.0  # how long Run All's end must look the same before it counts as the end
 ARROW_PRESSES = 3
 
@@ -111,7 +115,11 @@ class NotebookPage:
             pytest.fail(f"{self.name}: " + "\n\n".join(problems), pytrace=False)
 
     def wait_for(
-        self, condition: Callable[[dict[str, Any]], bool], timeout: float, what: str
+        self,
+        condition: Callable[[dict[str, Any]], bool],
+        timeout: float,
+        what: str,
+        poll: float = POLL,
     ) -> dict[str, Any]:
         """Poll the page until `condition(state)`; fail early on any error in the page."""
         deadline = time.monotonic() + timeout
@@ -127,7 +135,7 @@ class NotebookPage:
                     f"(kernel: {state['kernel']!r}; prompts: {prompts})",
                     pytrace=False,
                 )
-            time.sleep(POLL)
+            time.sleep(poll)
 
     def menu(self, menu: str, command: str) -> None:
         self.page.get_by_role("menuitem", name=menu, exact=True).click()
@@ -188,7 +196,7 @@ def run_all_cells(notebook: NotebookPage, code_cells: int) -> None:
         KERNEL_TIMEOUT,
         "Run All Cells starting",
     )
-    notebook.wait_for(finished, RUN_ALL_TIMEOUT, "running all cells")
+    notebook.wait_for(finished, RUN_ALL_TIMEOUT, "running all cells", poll=RUN_ALL_POLL)
 
 
 # -- moving the widgets ----------------------------------------------------------------------

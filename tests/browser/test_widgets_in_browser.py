@@ -104,12 +104,18 @@ def _playground_cells(path: Path) -> list[PlaygroundCell]:
     ]
 
 
+# The notebooks that train a model take minutes where the others take seconds: they go
+# first, one to each worker, and the short ones fill in around them.
+TRAINING_NOTEBOOKS = ("09", "10")
+
+
 def _widget_notebooks() -> list[str]:
-    return [
+    found = [
         path.name
         for path in sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
         if _interact_cells(path) or _playground_cells(path)
     ]
+    return sorted(found, key=lambda name: name[:2] not in TRAINING_NOTEBOOKS)
 
 
 WIDGET_NOTEBOOKS = _widget_notebooks()
