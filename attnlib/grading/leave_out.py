@@ -5,7 +5,9 @@ the course tags such cells ``grading-may-skip``. A submitted cell is left out on
 the course's own, word for word (the learner did not touch it), and tagged so, and when no
 cell the learner wrote needs it: a cell the learner wrote or changed reads no name that a
 left-out cell binds or reads (its model, its data, its loss history). A course cell that reads
-a name a left-out cell binds is left out with it, as it would only fail. Where the learner's
+a name a left-out cell binds or reads is left out with it: it would only fail, or show what
+an untrained model does as if it were trained (a left-out cell may change what it reads, as
+training changes a model in place). Where the learner's
 code might depend on a left-out cell, or a cell cannot be read as Python, nothing is left out:
 the notebook runs whole.
 
@@ -132,7 +134,9 @@ def cells_to_leave_out(
     bound: set[str] = set()  # what the left-out cells bind
     read: set[str] = set()  # the notebook's own names that they read
     for index, is_own, is_tagged, tree in cells:
-        needs_left_out = bool(_read(tree) & bound)
+        # What a left-out cell reads it may have changed in place (a model it trained), so a
+        # course cell that reads it is left out as well as one that reads what it binds.
+        needs_left_out = bool(_read(tree) & (bound | read))
         if is_own and (is_tagged or needs_left_out):
             left_out.append(index)
             bound |= _bound(tree) - modules

@@ -4,9 +4,10 @@ In a throwaway directory (the repository's ``nbgrader_config.py`` and a copy of 
 instructors' edition, ``instructors/notebooks/``), ``nbgrader generate_assignment notebooks``
 writes the student edition, which must be the learner's edition of ``notebooks/``. Then, in a
 course directory (``python -m attnlib.grading course-dir``), attnlib's grader autogrades two
-submissions, every cell run (``--whole``), each notebook in its sandbox: the instructors'
-notebooks (every solution in place, so full marks, the classes' exercises included) and the
-learner's edition as a learner first opens it (every stub, so zero). The second is also Run
+submissions, each notebook in its sandbox: the instructors' notebooks (every solution in
+place, so full marks, the classes' exercises included), graded as ``make autograde`` grades a
+class, the cells that only train a model left out; and the learner's edition as a learner
+first opens it (every stub, so zero), every cell run (``--whole``). The second is also Run
 All on the untouched learner's edition: every cell runs, and the only cells that fail are the
 graded checks of the unfinished exercises. Needs the ``instructor`` extra and bubblewrap
 (`make grading` installs them).
@@ -186,6 +187,34 @@ def test_autograde_gives_the_solutions_full_marks_and_the_stubs_zero(
         assert sorted(by_notebook) == [p.stem for p in NOTEBOOKS]
         wanted = submission.max_score if expected == "all" else 0
         assert submission.score == wanted, (STUDENTS[student], by_notebook)
+
+
+LEFT_OUT = "(not run while grading: nothing graded needs it)"
+# The notebooks whose tagged cells train a model: grading a class must never train it.
+TRAINING_NOTEBOOKS = ("09", "10")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_grading_the_solutions_leaves_out_what_only_trains_and_nothing_fails(
+    path: Path, course: GradingRun
+) -> None:
+    """The solutions were graded as a class is: every cell tagged grading-may-skip left out,
+    with a note saying so (a course cell that reads what such a cell made or used goes with
+    it), or none, where an answer reads what a tagged cell uses and the notebook runs whole
+    (notebook 11's capstone reads the encoder its tagged cell copies); never in 09 and 10,
+    whose tagged cells train. No cell that ran failed; full marks all the same (above)."""
+    graded = _read(course.autograded("solutions") / path.name)
+    code = [cell for cell in graded["cells"] if cell["cell_type"] == "code"]
+    left_out = {id(cell) for cell in code if cell.get("execution_count") is None}
+    tagged = [cell for cell in code if "grading-may-skip" in cell["metadata"].get("tags", [])]
+    if left_out or path.stem[:2] in TRAINING_NOTEBOOKS:
+        ran = [_source(cell)[:300] for cell in tagged if id(cell) not in left_out]
+        assert not ran, f"tagged cells ran: {ran}"
+    for cell in code:
+        if id(cell) in left_out:
+            assert LEFT_OUT in _shown(cell), f"left out without a note: {_source(cell)[:300]}"
+        else:
+            assert not _errors(cell), f"{_source(cell)[:300]}\n{_shown(cell)[-1500:]}"
 
 
 def _errors(cell: dict[str, Any]) -> list[dict[str, Any]]:

@@ -154,6 +154,13 @@ def ulps_for(terms: int) -> int:
     return 2 + max(terms, 1).bit_length() - 1
 
 
+# A float's bits read as an integer, the bits of its exponent, and its mantissa's width.
+_LAYOUT = {
+    torch.float32: (torch.int32, 0x7F80_0000, 23),
+    torch.float64: (torch.int64, 0x7FF0_0000_0000_0000, 52),
+}
+
+
 def move_by_ulps(x: torch.Tensor, direction: int, steps: int = 2) -> torch.Tensor:
     """``x`` moved by ``steps`` ulps towards ``direction`` (+1 up, −1 down).
 
@@ -169,20 +176,29 @@ def move_by_ulps(x: torch.Tensor, direction: int, steps: int = 2) -> torch.Tenso
         raise ValueError(f"steps must be >= 1, got {steps}")
     if x.dtype not in _FLOATS:
         return x
-    # In place, in two buffers: this runs on every inexact result of every operation, and
-    # on large tensors each fresh buffer costs more than the arithmetic.
-    towards = torch.tensor(direction * torch.inf, dtype=x.dtype, device=x.device)
-    moved = torch.nextafter(x, towards).sub_(x)  # one ulp, signed (exact)
-    moved.mul_(steps).add_(x)
-    # Stop at the next whole number, which also keeps whole numbers where they are …
-    if direction > 0:
-        torch.minimum(moved, torch.ceil(x), out=moved)
-    else:
-        torch.maximum(moved, torch.floor(x), out=moved)
-    # … and keep ±inf (whose ulp is NaN) and NaN; checked cheaply first, as they are rare.
-    if not torch.isfinite(x.sum()):
+    return _move_into(torch.empty_like(x), x, direction, steps)
+
+
+def _move_into(out: torch.Tensor, x: torch.Tensor, direction: int, steps: int) -> torch.Tensor:
+    """:func:`move_by_ulps` of ``x``, written into ``out`` (which may be ``x`` itself).
+
+    An ulp of ``x = ±m·2**e`` (``1 <= m < 2``) is ``2**(e - mantissa bits)``, and ``2**e`` is
+    ``x`` with its sign and mantissa bits cleared: one bitwise AND, a multiplication and an
+    addition, all exact (the addition rounds only where it crosses a power of two, to the
+    nearest float). This runs on every inexact result of every operation, so it makes as
+    few passes over the tensor as it can: ``torch.nextafter`` alone costs more than all of
+    them. Zero and subnormal numbers have no exponent bits and stay where they are.
+    """
+    integers, exponent_bits, mantissa_bits = _LAYOUT[x.dtype]
+    finite = bool(torch.isfinite(x.sum()))  # rare non-finite values: checked cheaply first
+    power_of_two = torch.bitwise_and(x.view(integers), exponent_bits).view(x.dtype)
+    moved = power_of_two.mul_(direction * steps * 2.0**-mantissa_bits).add_(x)
+    if not finite:  # keep ±inf (whose ulp is infinite) and NaN
         moved = torch.where(torch.isfinite(x), moved, x)
-    return moved
+    # Stop at the next whole number, which also keeps whole numbers where they are.
+    if direction > 0:
+        return torch.minimum(moved, torch.ceil(x), out=out)
+    return torch.maximum(moved, torch.floor(x), out=out)
 
 
 class RoundingNoise(TorchDispatchMode):
@@ -213,7 +229,7 @@ class RoundingNoise(TorchDispatchMode):
             # has no values to move.
             if isinstance(value, torch.Tensor) and value.dtype in _FLOATS and not value.is_meta:
                 self.moved_results += 1
-                value.copy_(move_by_ulps(value, self.direction, steps))
+                _move_into(value, value, self.direction, steps)
             return value
 
         return tree_map(move, result)

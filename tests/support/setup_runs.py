@@ -127,9 +127,10 @@ def build_pip_setup(destination: Path) -> PipSetup:
 
 def grade_course(root: Path) -> GradingRun:
     """In ``root``: the student edition as ``make student`` makes it, and a course directory
-    (``make course-dir``) in which two submissions are autograded, every cell run:
-    ``solutions`` (the instructors' edition as it is) and ``untouched`` (the learner's
-    edition, ``notebooks/``, as a learner first opens it)."""
+    (``make course-dir``) in which two submissions are autograded: ``solutions`` (the
+    instructors' edition as it is) as ``make autograde`` grades a class, the cells that only
+    train left out, and ``untouched`` (the learner's edition, ``notebooks/``, as a learner
+    first opens it) with every cell run (``--whole``)."""
     shutil.copy(REPO / "nbgrader_config.py", root)
     answer_key = root / "instructors" / ASSIGNMENT
     shutil.copytree(SOURCE_NOTEBOOKS, answer_key, ignore=shutil.ignore_patterns(".*"))
@@ -142,15 +143,21 @@ def grade_course(root: Path) -> GradingRun:
         for notebook in COURSE_NOTEBOOKS:
             shutil.copy(handed_in / notebook.name, submission)
     start = time.perf_counter()
-    graded = subprocess.run(
-        [sys.executable, "-m", "attnlib.grading", "autograde", str(course), "--whole"],
-        env={**os.environ, "HF_HUB_OFFLINE": "1"},
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if graded.returncode != 0:
-        raise RuntimeError(f"autograde failed:\n{graded.stdout[-4000:]}{graded.stderr[-4000:]}")
+    # The solutions as an instructor grades a class (cells that only train are left out),
+    # the untouched edition with every cell run, as a learner's Run All runs it.
+    for student, flags in (("solutions", []), ("untouched", ["--whole"])):
+        command = ["autograde", str(course), "--student", student, *flags]
+        graded = subprocess.run(
+            [sys.executable, "-m", "attnlib.grading", *command],
+            env={**os.environ, "HF_HUB_OFFLINE": "1"},
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if graded.returncode != 0:
+            raise RuntimeError(
+                f"autograde of {student} failed:\n{graded.stdout[-4000:]}{graded.stderr[-4000:]}"
+            )
     return GradingRun(root, generate_seconds, time.perf_counter() - start)
 
 
@@ -160,7 +167,7 @@ def describe_pip_setup(setup: PipSetup) -> str:
 
 def describe_grading(run: GradingRun) -> str:
     return (
-        f"nbgrader generate_assignment {run.generate_seconds:.1f} s; attnlib's autograde "
-        f"--whole of 2 submissions x {len(COURSE_NOTEBOOKS)} notebooks "
+        f"nbgrader generate_assignment {run.generate_seconds:.1f} s; attnlib's autograde of "
+        f"2 submissions x {len(COURSE_NOTEBOOKS)} notebooks (the untouched one --whole) "
         f"{run.autograde_seconds:.0f} s"
     )
