@@ -70,9 +70,12 @@ def _verdict_outputs(verdict: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
+# What a cell left out of a graded run shows in the feedback (attnlib.grading.leave_out).
+LEFT_OUT_NOTE = "(not run while grading: nothing graded needs it)"
+
+
 def _left_out() -> list[dict[str, Any]]:
-    text = "(not run while grading: nothing graded needs it)\n"
-    return [{"output_type": "stream", "name": "stdout", "text": text}]
+    return [{"output_type": "stream", "name": "stdout", "text": LEFT_OUT_NOTE + "\n"}]
 
 
 class _Grader:

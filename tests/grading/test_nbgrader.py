@@ -31,6 +31,8 @@ from setup_runs import (
     grade_course,
 )
 
+from attnlib.grading.in_sandbox import LEFT_OUT_NOTE
+
 NOTEBOOKS = COURSE_NOTEBOOKS
 STUDENTS = {"solutions": "instructors' notebooks", "untouched": "learner's edition as opened"}
 
@@ -189,7 +191,6 @@ def test_autograde_gives_the_solutions_full_marks_and_the_stubs_zero(
         assert submission.score == wanted, (STUDENTS[student], by_notebook)
 
 
-LEFT_OUT = "(not run while grading: nothing graded needs it)"
 # The notebooks whose tagged cells train a model: grading a class must never train it.
 TRAINING_NOTEBOOKS = ("09", "10")
 
@@ -212,7 +213,7 @@ def test_grading_the_solutions_leaves_out_what_only_trains_and_nothing_fails(
         assert not ran, f"tagged cells ran: {ran}"
     for cell in code:
         if id(cell) in left_out:
-            assert LEFT_OUT in _shown(cell), f"left out without a note: {_source(cell)[:300]}"
+            assert LEFT_OUT_NOTE in _shown(cell), f"left out without a note: {_source(cell)[:300]}"
         else:
             assert not _errors(cell), f"{_source(cell)[:300]}\n{_shown(cell)[-1500:]}"
 
