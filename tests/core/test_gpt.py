@@ -119,6 +119,69 @@ def test_kv_cache_append_len_and_clear() -> None:
     assert len(cache) == 1
 
 
+@pytest.mark.parametrize("lengths", [[1] * 40, [5, 1, 1, 7, 1, 30, 2], [64, 64, 1]])
+def test_kv_cache_holds_what_torch_cat_would_and_never_changes_what_it_returned(
+    lengths: list[int],
+) -> None:
+    """The cache keeps room beyond what it holds and writes the next positions there: every
+    append must still equal concatenating everything, and the tensors an earlier append
+    returned (and the first keys given, which it keeps) must not change."""
+    generator = torch.Generator().manual_seed(0)
+    cache, given_keys, given_values, returned = KVCache(), [], [], []
+    for length in lengths:
+        keys, values = (torch.randn(2, 3, length, 4, generator=generator) for _ in range(2))
+        given_keys.append(keys.clone())
+        given_values.append(values.clone())
+        returned.append(cache.append(keys, values))  # kept as returned: no copy
+    for step, (keys, values) in enumerate(returned):
+        assert torch.equal(keys, torch.cat(given_keys[: step + 1], dim=2))
+        assert torch.equal(values, torch.cat(given_values[: step + 1], dim=2))
+    assert len(cache) == sum(lengths)
+
+
+def test_kv_cache_does_not_write_into_tensors_it_returned_or_was_given() -> None:
+    cache = KVCache()
+    first_keys, first_values = torch.zeros(1, 2, 3, 4), torch.zeros(1, 2, 3, 4)
+    keys_then, values_then = cache.append(first_keys, first_values)
+    for _ in range(5):
+        cache.append(torch.ones(1, 2, 1, 4), torch.ones(1, 2, 1, 4))
+    assert not first_keys.any() and not first_values.any()
+    assert keys_then.shape == (1, 2, 3, 4) and not keys_then.any() and not values_then.any()
+    # Set back by hand (a learner's cache that forgets steps): appending must not write
+    # into the tensors set, only after them.
+    kept_keys, kept_values = cache.keys, cache.values
+    kept = kept_keys.clone()
+    cache.keys, cache.values = kept_keys[:, :, :4], kept_values[:, :, :4]
+    assert len(cache) == 4
+    keys, _ = cache.append(torch.full((1, 2, 1, 4), 7.0), torch.full((1, 2, 1, 4), 7.0))
+    assert torch.equal(kept_keys, kept) and keys.shape == (1, 2, 5, 4)
+    assert torch.equal(keys[:, :, 4], torch.full((1, 2, 4), 7.0))
+
+
+def test_kv_cache_keeps_the_graph_of_every_step_when_keys_need_gradients() -> None:
+    """With gradients on, the earlier steps' keys stay as autograd saved them (squaring saves
+    its input: writing the next step into the same buffer would break the backward pass)."""
+    source = torch.randn(1, 1, 6, 3, requires_grad=True)
+    cache, total = KVCache(), torch.zeros(())
+    for t in range(6):
+        keys, values = cache.append(source[:, :, t : t + 1] * 2, source[:, :, t : t + 1] * 3)
+        total = total + (keys.pow(2).sum() + values.pow(2).sum()) * (t + 1)
+    total.backward()
+    # position t is read by steps t…5, weighted (t+1)+…+6, as (2x)² + (3x)²: slope 26x each
+    read_by = torch.tensor([float(sum(range(t + 1, 7))) for t in range(6)])  # (T,)
+    expected = 26 * source.detach()[0, 0] * read_by[:, None]  # (T, 3)
+    assert torch.allclose(source.grad[0, 0], expected)
+
+
+def test_generate_returns_a_tensor_that_autograd_can_use() -> None:
+    """Generation runs in inference mode; what it returns must still train."""
+    model = _model().train()
+    out = model.generate(_ids((2, 3), seed=0), 4, temperature=0)
+    assert not out.is_inference() and model.training
+    model.loss(out).backward()
+    assert model.token_embedding.weight.grad is not None
+
+
 @pytest.mark.parametrize(
     ("shape", "match"),
     [
