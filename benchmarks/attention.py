@@ -12,6 +12,9 @@ B = 1, H = 8 heads of d = 64 in float32:
 
 It prints a table, stores the numbers in `attnlib/data/attention_benchmark.json`
 (notebook 12 plots them) and draws `figures/attention_cost.png`.
+
+`python -m benchmarks.attention --by-operation` instead splits one tiled call at T = 2048
+by PyTorch operation (torch.profiler): where the time goes that the fused kernel saves.
 """
 
 from __future__ import annotations
@@ -151,6 +154,49 @@ def run(lengths: list[int], memory_lengths: list[int]) -> BenchmarkResults:
     )
 
 
+@torch.no_grad()
+def time_by_operation(length: int = 2048, repetitions: int = 5) -> str:
+    """One tiled call split by operation, beside the fused kernel's whole call (median ms).
+
+    The tiled loop's two batched matrix products do the same FLOPs as the fused kernel;
+    what it adds is one pass of each element-wise operation over every score tile in
+    memory, which the fused kernel does while the tile is still in registers and cache.
+    """
+    q, k, v = random_qkv(length)
+    tiled, fused = attention_call("tiled"), attention_call("fused")
+    tiled(q, k, v), fused(q, k, v)  # warm-up
+    seconds = []
+    for _ in range(repetitions):
+        start = time.perf_counter()
+        fused(q, k, v)
+        seconds.append(time.perf_counter() - start)
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as profile:
+        for _ in range(repetitions):
+            tiled(q, k, v)
+    totals = sorted(
+        (
+            (event.key, event.self_cpu_time_total / 1e3 / repetitions)
+            for event in profile.key_averages()
+        ),
+        key=lambda pair: -pair[1],
+    )
+    whole = sum(ms for _, ms in totals)
+    fused_ms = 1e3 * statistics.median(seconds)
+    products = sum(ms for name, ms in totals if name in ("aten::bmm", "aten::baddbmm_"))
+    lines = [
+        f"T = {length}, B={BATCH}, H={HEADS}, d={HEAD_SIZE}, tile {TILE_SIZE}, "
+        f"{torch.get_num_threads()} threads",
+        f"fused kernel, whole call: {fused_ms:.1f} ms",
+        f"tiled, whole call (profiled): {whole:.1f} ms = {whole / fused_ms:.2f}x fused",
+        f"tiled, its two matrix products: {products:.1f} ms = {products / fused_ms:.2f}x fused",
+        "",
+        "| operation | ms per tiled call | share |",
+        "|---|---|---|",
+    ]
+    lines += [f"| {name} | {ms:.1f} | {ms / whole:.0%} |" for name, ms in totals[:8]]
+    return "\n".join(lines)
+
+
 def report(results: BenchmarkResults) -> str:
     """The results as the table the README quotes."""
     lines = [
@@ -190,7 +236,15 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--memory-point", nargs=2, metavar=("METHOD", "T"), help=argparse.SUPPRESS)
     parser.add_argument("--no-save", action="store_true", help="print only; write no files")
+    parser.add_argument(
+        "--by-operation",
+        action="store_true",
+        help="only split one tiled call at T = 2048 by operation; write no files",
+    )
     args = parser.parse_args(argv)
+    if args.by_operation:
+        print(time_by_operation())
+        return
     if args.memory_point:
         method, length = args.memory_point
         print(_peak_memory_point(method, int(length)))

@@ -88,6 +88,14 @@ def test_benchmark_memory_point_runs_in_a_fresh_process() -> None:
     assert 0 <= tiled < naive
 
 
+def test_benchmark_splits_a_tiled_call_by_operation() -> None:
+    text = benchmark.time_by_operation(length=512, repetitions=1)
+    assert "T = 512" in text and "fused kernel, whole call" in text
+    # both matrix products of the loop are profiled, each on a row of the table
+    assert "| aten::bmm |" in text and "| aten::baddbmm_ |" in text
+    assert "its two matrix products" in text
+
+
 def test_benchmark_report_lists_every_length() -> None:
     results = attention_cost.load_benchmark_results()
     text = benchmark.report(results)
