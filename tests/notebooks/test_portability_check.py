@@ -43,13 +43,17 @@ def test_values_move_a_few_ulps_in_one_direction(
     assert ((moved - x) * direction > 0).all()
 
 
-def test_equal_values_stay_equal_and_whole_numbers_stay_exact() -> None:
-    x = torch.tensor([0.1, 0.1, 3.0, 0.0, -2.0, 1e30, torch.inf, -torch.inf])
-    for direction in (1, -1):
-        moved = rounding_noise.move_by_ulps(x, direction, 3)
-        assert moved[0] == moved[1] and moved[0] != x[0]
-        assert torch.equal(moved[2:], x[2:])  # whole numbers (1e30 is one) and infinities
-    assert torch.isnan(rounding_noise.move_by_ulps(torch.tensor([torch.nan]), 1)).all()
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("direction", [1, -1])
+def test_equal_values_stay_equal_and_whole_numbers_stay_exact(
+    dtype: torch.dtype, direction: int
+) -> None:
+    x = torch.tensor([0.1, 0.1, 3.0, 0.0, -0.0, -2.0, 1e30, torch.inf, -torch.inf], dtype=dtype)
+    moved = rounding_noise.move_by_ulps(x, direction, 3)
+    assert moved[0] == moved[1] and moved[0] != x[0]
+    assert torch.equal(moved[2:], x[2:])  # whole numbers (1e30 is one) and infinities
+    nan = torch.tensor([torch.nan, 1.5, torch.nan], dtype=dtype)
+    assert torch.isnan(rounding_noise.move_by_ulps(nan, direction)[[0, 2]]).all()
 
 
 @pytest.mark.parametrize(("value", "direction"), [(0.99999994, 1), (1.0000001, -1)])

@@ -183,22 +183,26 @@ def _move_into(out: torch.Tensor, x: torch.Tensor, direction: int, steps: int) -
     """:func:`move_by_ulps` of ``x``, written into ``out`` (which may be ``x`` itself).
 
     An ulp of ``x = ±m·2**e`` (``1 <= m < 2``) is ``2**(e - mantissa bits)``, and ``2**e`` is
-    ``x`` with its sign and mantissa bits cleared: one bitwise AND, a multiplication and an
-    addition, all exact (the addition rounds only where it crosses a power of two, to the
-    nearest float). This runs on every inexact result of every operation, so it makes as
-    few passes over the tensor as it can: ``torch.nextafter`` alone costs more than all of
-    them. Zero and subnormal numbers have no exponent bits and stay where they are.
+    ``x`` with its sign and mantissa bits cleared: one bitwise AND, then one addition of an
+    exact multiple of it (rounded only where it crosses a power of two, to the nearest
+    float). This runs on every inexact result of every operation, so it makes as few passes
+    over the tensor as it can: ``torch.nextafter`` alone costs more than all of them. Zero
+    and subnormal numbers have no exponent bits and stay where they are.
     """
     integers, exponent_bits, mantissa_bits = _LAYOUT[x.dtype]
     finite = bool(torch.isfinite(x.sum()))  # rare non-finite values: checked cheaply first
+    # The one new tensor: every later step writes into it or into `out`, as a large new
+    # tensor costs more to allocate than a pass over it.
     power_of_two = torch.bitwise_and(x.view(integers), exponent_bits).view(x.dtype)
-    moved = power_of_two.mul_(direction * steps * 2.0**-mantissa_bits).add_(x)
+    step = direction * steps * 2.0**-mantissa_bits
+    moved = torch.add(x, power_of_two, alpha=step, out=power_of_two)
     if not finite:  # keep ±inf (whose ulp is infinite) and NaN
         moved = torch.where(torch.isfinite(x), moved, x)
-    # Stop at the next whole number, which also keeps whole numbers where they are.
+    # Stop at the next whole number, which also keeps whole numbers where they are. `x` is
+    # read for the last time here, so `out` may be `x` itself.
     if direction > 0:
-        return torch.minimum(moved, torch.ceil(x), out=out)
-    return torch.maximum(moved, torch.floor(x), out=out)
+        return torch.minimum(moved, torch.ceil(x, out=out), out=out)
+    return torch.maximum(moved, torch.floor(x, out=out), out=out)
 
 
 class RoundingNoise(TorchDispatchMode):
@@ -232,6 +236,8 @@ class RoundingNoise(TorchDispatchMode):
                 _move_into(value, value, self.direction, steps)
             return value
 
+        if isinstance(result, torch.Tensor):  # most results: no need to walk a structure
+            return move(result)
         return tree_map(move, result)
 
 
