@@ -205,38 +205,24 @@ class GPT(nn.Module):
             require_probability("top_p", top_p, "(0, 1]")
         was_training = self.training
         self.eval()
+        window = self.config.max_len
+        caches = [KVCache() for _ in self.blocks] if use_cache else None
+        context = idx[:, -window:]  # what the model reads next
         try:
             # Inference mode skips autograd's bookkeeping on every small op of every step;
             # its tensors cannot enter autograd later, so the caller gets a copy.
             with torch.inference_mode():
-                idx = self._extend(
-                    idx, max_new_tokens, temperature, top_k, top_p, generator, use_cache
-                )
+                for _ in range(max_new_tokens):
+                    logits, _ = self._run(context, caches)  # (B, T_context, V)
+                    next_token = sample_next_token(
+                        logits[:, -1], temperature, top_k, top_p, generator
+                    )
+                    idx = torch.cat([idx, next_token], dim=1)  # (B, T + 1)
+                    if caches is not None and len(caches[0]) < window:
+                        context = next_token  # the cache holds everything before it
+                    else:
+                        caches = None  # the window slides from here on: the cache is stale
+                        context = idx[:, -window:]
         finally:
             self.train(was_training)
         return idx.clone()
-
-    def _extend(
-        self,
-        idx: torch.Tensor,
-        max_new_tokens: int,
-        temperature: float,
-        top_k: int | None,
-        top_p: float | None,
-        generator: torch.Generator | None,
-        use_cache: bool,
-    ) -> torch.Tensor:
-        """:meth:`generate`'s loop, on checked arguments."""
-        window = self.config.max_len
-        caches = [KVCache() for _ in self.blocks] if use_cache else None
-        context = idx[:, -window:]  # what the model reads next
-        for _ in range(max_new_tokens):
-            logits, _ = self._run(context, caches)  # (B, T_context, V)
-            next_token = sample_next_token(logits[:, -1], temperature, top_k, top_p, generator)
-            idx = torch.cat([idx, next_token], dim=1)  # (B, T + 1)
-            if caches is not None and len(caches[0]) < window:
-                context = next_token  # the cache holds everything before it
-            else:
-                caches = None  # the window slides from here on: the cache is stale
-                context = idx[:, -window:]
-        return idx

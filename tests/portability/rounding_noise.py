@@ -236,8 +236,6 @@ class RoundingNoise(TorchDispatchMode):
                 _move_into(value, value, self.direction, steps)
             return value
 
-        if isinstance(result, torch.Tensor):  # most results: no need to walk a structure
-            return move(result)
         return tree_map(move, result)
 
 
