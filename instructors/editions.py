@@ -13,7 +13,10 @@ nothing else:
 - markdown and every other line of code stay as they are.
 
 It also writes ``attnlib/data/solutions.json``, the worked solutions that
-``attnlib.checks.solution(exercise_id)`` shows when a learner asks for one.
+``attnlib.checks.solution(exercise_id)`` shows when a learner asks for one, and the first
+code cell of every notebook in both editions: on Colab only, it installs attnlib from the
+course's repository, which ``[tool.attnlib.course]`` in ``pyproject.toml`` names (a course's
+fork sets its own there and runs ``make editions``).
 
     python instructors/editions.py             # write both (make editions)
     python instructors/editions.py --check     # exit 1 if either is out of date
@@ -29,6 +32,7 @@ import copy
 import json
 import re
 import sys
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +47,52 @@ BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 STUB = "# Your code here: replace the line below.\nraise NotImplementedError()"
 
 Notebook = dict[str, Any]
+
+# The tag of each notebook's first code cell, which installs attnlib on Colab.
+COLAB_TAG = "colab-install"
+
+
+def course_repository() -> tuple[str, str]:
+    """The course's GitHub repository ("owner/name") and branch, from ``pyproject.toml``."""
+    settings = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    course = settings["tool"]["attnlib"]["course"]
+    return course["repository"], course["branch"]
+
+
+def colab_install_source(repository: str, branch: str) -> str:
+    """The first code cell's source: on Colab (whose kernel imports ``google.colab`` as it
+    starts) it installs attnlib, not editable, so that it imports without a restart, with
+    the ``colab`` extra, which leaves Colab's torch, ipykernel and Jupyter alone."""
+    requirement = f"attnlib[colab] @ git+https://github.com/{repository}@{branch}"
+    return (
+        "# On Colab, this installs attnlib, the course's package (pip's note about a restart\n"
+        "# does not apply: attnlib was not imported before). Anywhere else it does nothing.\n"
+        "import sys\n"
+        "\n"
+        'if "google.colab" in sys.modules:\n'
+        f'    %pip install --quiet "{requirement}"'
+    )
+
+
+def with_colab_cell(notebook: Notebook, source: str) -> Notebook:
+    """``notebook`` (a new object) whose first code cell is the Colab install cell holding
+    ``source``: the tagged cell is rewritten, or a new one put before the first code cell."""
+    notebook = copy.deepcopy(notebook)
+    cells = notebook["cells"]
+    first_code = next(i for i, cell in enumerate(cells) if cell["cell_type"] == "code")
+    cell = cells[first_code]
+    if COLAB_TAG not in cell.get("metadata", {}).get("tags", []):
+        cell = {
+            "cell_type": "code",
+            "execution_count": None,
+            "id": "colab-install",
+            "metadata": {"tags": [COLAB_TAG]},
+            "outputs": [],
+            "source": [],
+        }
+        cells.insert(first_code, cell)
+    cell["source"] = _as_lines(source)
+    return notebook
 
 
 def source_notebooks() -> list[Path]:
@@ -190,7 +240,10 @@ def visible_solution_lines(
 def expected_files() -> dict[Path, str]:
     """Every file this script writes, with the text it should hold."""
     paths = source_notebooks()
-    files = {LEARNER / path.name: dumps(learner_edition(read(path))) for path in paths}
+    colab_source = colab_install_source(*course_repository())
+    sources = {path: with_colab_cell(read(path), colab_source) for path in paths}
+    files = {path: dumps(notebook) for path, notebook in sources.items()}
+    files |= {LEARNER / path.name: dumps(learner_edition(sources[path])) for path in paths}
     files[SOLUTIONS] = json.dumps(solutions(paths), indent=1, ensure_ascii=False) + "\n"
     return files
 
@@ -248,13 +301,14 @@ def main(argv: list[str] | None = None) -> int:
             print(f"out of date: {path.relative_to(REPO)} (run `make editions`)")
         return 1 if stale else 0
     LEARNER.mkdir(exist_ok=True)
+    paths = source_notebooks()
     expected = expected_files()
     for path in sorted(LEARNER.glob("*.ipynb")):
         if path not in expected:
             path.unlink()
     for path, text in expected.items():
         path.write_text(text, encoding="utf-8")
-    print(f"wrote {len(expected) - 1} learner notebooks to notebooks/ and {SOLUTIONS.name}")
+    print(f"wrote {len(paths)} learner notebooks to notebooks/ and {SOLUTIONS.name}")
     return 0
 
 

@@ -104,7 +104,11 @@ class BenchmarkResults:
 def load_benchmark_results(path: str | os.PathLike[str] | None = None) -> BenchmarkResults:
     """Results stored by ``python -m benchmarks.attention`` (default: the package's copy)."""
     if path is None:
-        text = resources.files("attnlib").joinpath("data/attention_benchmark.json").read_text()
+        text = (
+            resources.files("attnlib")
+            .joinpath("data/attention_benchmark.json")
+            .read_text(encoding="utf-8")
+        )
     else:
         text = Path(path).read_text(encoding="utf-8")
     return BenchmarkResults(**json.loads(text))

@@ -98,7 +98,9 @@ def load_minilm(
     if verify_checksums:
         for name, digest in MINILM_SHA256.items():
             verify_sha256(folder / name, digest, remedy=_REINSTALL)
-    config = BertConfig.from_huggingface(json.loads((folder / "config.json").read_text()))
+    config = BertConfig.from_huggingface(
+        json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    )
     bert = BertModel(config)
     bert.load_huggingface_weights(read_safetensors(folder / "model.safetensors"))
     tokenizer = WordPieceTokenizer.from_file(folder / "vocab.txt", max_len=MINILM_MAX_LEN)

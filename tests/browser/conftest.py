@@ -26,25 +26,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from chromium import CHROMIUM, CHROMIUM_ARGS
 from lab_page import NotebookPage
 
 REPO = Path(__file__).resolve().parents[2]
 NOTEBOOKS = REPO / "notebooks"
-# Debian's Chromium by default; CHROMIUM names another Chromium-based browser (the GitHub
-# workflow uses the Google Chrome that GitHub's Ubuntu runners come with).
-CHROMIUM = Path(os.environ.get("CHROMIUM") or "/usr/bin/chromium")
-# Without the background-networking flags Chromium's own connections (updates, sync, field
-# trials) are refused by the closed network here, many at a time.
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 SERVER_START_TIMEOUT = 60.0
 SERVER_STOP_TIMEOUT = 15.0
 INSTALL_HINT = (
@@ -150,7 +136,7 @@ def _wait_until_answering(process: subprocess.Popen[bytes], url: str, log: Path)
         if process.poll() is not None:
             pytest.fail(
                 f"JupyterLab exited with code {process.returncode} before answering; "
-                f"its log:\n{log.read_text(errors='replace')[-6000:]}",
+                f"its log:\n{log.read_text(encoding='utf-8', errors='replace')[-6000:]}",
                 pytrace=False,
             )
         try:
@@ -163,7 +149,8 @@ def _wait_until_answering(process: subprocess.Popen[bytes], url: str, log: Path)
         time.sleep(0.25)
     pytest.fail(
         f"JupyterLab did not answer {url} within {SERVER_START_TIMEOUT:.0f} s "
-        f"(last error: {last_error}); its log:\n{log.read_text(errors='replace')[-6000:]}",
+        f"(last error: {last_error}); its log:\n"
+        + log.read_text(encoding="utf-8", errors="replace")[-6000:],
         pytrace=False,
     )
 
@@ -183,7 +170,7 @@ def lab_server(
     for relative, values in LAB_SETTINGS.items():
         path = settings / relative
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(values))
+        path.write_text(json.dumps(values), encoding="utf-8")
 
     env = dict(os.environ)  # inherits OMP_NUM_THREADS=1 and the rest from `make`
     # As `make lab` and `make test` run the notebooks (the Makefile exports it), also when

@@ -68,12 +68,14 @@ PREDICT_FIRST = "attnlib-predict-first"
 @dataclass(frozen=True)
 class InteractCell:
     code_index: int  # position among the notebook's code cells (= the DOM's .jp-CodeCell)
+    cell_id: str
     plots: bool  # the callback calls plt.show(): its output must hold a PNG
 
 
 @dataclass(frozen=True)
 class PlaygroundCell:
     code_index: int
+    cell_id: str
     kinds: tuple[str, ...]  # the playgrounds' modules, in order: "sampler", "gpt_views", ...
 
 
@@ -84,22 +86,30 @@ def _graded_checks(path: Path) -> int:
 
 
 def _code_sources(path: Path) -> list[str]:
+    return [source for _, source in _code_cells(path)]
+
+
+def _code_cells(path: Path) -> list[tuple[str, str]]:
+    """Each code cell's id and source, in order."""
     notebook = json.loads(path.read_text(encoding="utf-8"))
-    return ["".join(c["source"]) for c in notebook["cells"] if c["cell_type"] == "code"]
+    cells = notebook["cells"]
+    return [(c["id"], "".join(c["source"])) for c in cells if c["cell_type"] == "code"]
 
 
 def _interact_cells(path: Path) -> list[InteractCell]:
     return [
-        InteractCell(code_index=index, plots="plt.show()" in source)
-        for index, source in enumerate(_code_sources(path))
+        InteractCell(code_index=index, cell_id=cell_id, plots="plt.show()" in source)
+        for index, (cell_id, source) in enumerate(_code_cells(path))
         if "interact(" in source
     ]
 
 
 def _playground_cells(path: Path) -> list[PlaygroundCell]:
     return [
-        PlaygroundCell(code_index=index, kinds=tuple(PLAYGROUND_CALL.findall(source)))
-        for index, source in enumerate(_code_sources(path))
+        PlaygroundCell(
+            code_index=index, cell_id=cell_id, kinds=tuple(PLAYGROUND_CALL.findall(source))
+        )
+        for index, (cell_id, source) in enumerate(_code_cells(path))
         if PLAYGROUND_CALL.search(source)
     ]
 
@@ -277,9 +287,11 @@ def _check_playground(notebook: NotebookPage, box: Any, kind: str) -> list[str]:
     return done
 
 
-def _save_playground_screenshot(box: Any, screenshot_dir: Path, name: str) -> None:
-    """Into the screenshot folder, and into `ATTNLIB_PLAYGROUND_SCREENSHOTS` when set
-    (`make screenshots` sets it to figures/playgrounds for the instructors' guide)."""
+def _save_screenshot(box: Any, screenshot_dir: Path, name: str, *copies: tuple[str, str]) -> None:
+    """Into the screenshot folder, and for each (environment variable, name) of ``copies``,
+    into the folder that variable names when it is set: `make screenshots` sets
+    `ATTNLIB_PLAYGROUND_SCREENSHOTS` (figures/playgrounds, for the instructors' guide) and
+    `ATTNLIB_WIDGET_PICTURES` (figures/widgets: the site shows each widget as a picture)."""
     # JupyterLab scrolls the notebook inside a panel the height of the window: a window
     # taller than the playground lets the screenshot hold all of it.
     page = box.page
@@ -294,10 +306,11 @@ def _save_playground_screenshot(box: Any, screenshot_dir: Path, name: str) -> No
         box.screenshot(path=str(path))
     finally:
         page.set_viewport_size(viewport)
-    guide_folder = os.environ.get("ATTNLIB_PLAYGROUND_SCREENSHOTS")
-    if guide_folder:
-        Path(guide_folder).mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(path, Path(guide_folder) / name)
+    for variable, copy_name in copies:
+        folder = os.environ.get(variable)
+        if folder:
+            Path(folder).mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, Path(folder) / copy_name)
 
 
 @pytest.mark.parametrize("name", WIDGET_NOTEBOOKS, ids=[n[:-6] for n in WIDGET_NOTEBOOKS])
@@ -336,8 +349,13 @@ def test_widgets_and_playgrounds_respond_in_jupyterlab(
                 widget = container.nth(index)
                 done += _check_interact(notebook, widget, cell)
                 shots += 1
-                widget.scroll_into_view_if_needed()
-                widget.screenshot(path=str(screenshot_dir / f"{name[:-6]}-widget{shots}.png"))
+                picture = f"{name[:2]}-{cell.cell_id}-{index + 1}.png"
+                _save_screenshot(
+                    widget,
+                    screenshot_dir,
+                    f"{name[:-6]}-widget{shots}.png",
+                    ("ATTNLIB_WIDGET_PICTURES", picture),
+                )
         for cell in _playground_cells(path):
             code_cell = notebook.page.locator(".jp-CodeCell").nth(cell.code_index)
             boxes = code_cell.locator(f".{PLAYGROUND}")
@@ -348,7 +366,13 @@ def test_widgets_and_playgrounds_respond_in_jupyterlab(
             for index, kind in enumerate(cell.kinds):
                 box = boxes.nth(index)
                 done += _check_playground(notebook, box, kind)
-                _save_playground_screenshot(box, screenshot_dir, f"{name[:2]}-{kind}.png")
+                _save_screenshot(
+                    box,
+                    screenshot_dir,
+                    f"{name[:2]}-{kind}.png",
+                    ("ATTNLIB_PLAYGROUND_SCREENSHOTS", f"{name[:2]}-{kind}.png"),
+                    ("ATTNLIB_WIDGET_PICTURES", f"{name[:2]}-{cell.cell_id}-{index + 1}.png"),
+                )
         notebook.check()
     except BaseException:  # pytest.fail raises a BaseException
         with contextlib.suppress(Exception):  # the page may be gone; keep the first error

@@ -162,7 +162,7 @@ def test_truncated_file(tmp_path: Path) -> None:
 
 def test_a_text_file(tmp_path: Path) -> None:
     path = tmp_path / "notes.txt"
-    path.write_text("these are not weights\n")
+    path.write_text("these are not weights\n", encoding="utf-8")
     with pytest.raises(CheckpointError, match=f"{_path_pattern(path)} is not a readable"):
         load_checkpoint(path)
 

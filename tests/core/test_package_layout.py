@@ -103,7 +103,7 @@ def test_the_function_length_rule_counts_the_body_without_the_docstring() -> Non
     ids=_name,
 )
 def test_each_module_docstring_names_its_notebook(path: Path) -> None:
-    doc = ast.get_docstring(ast.parse(path.read_text())) or ""
+    doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
     assert re.search(r"[Nn]otebooks? \d\d", doc), f"{_name(path)}: say which notebook it serves"
 
 
@@ -128,7 +128,7 @@ def test_the_top_level_exports_the_core_and_model_api_only() -> None:
 
 @pytest.mark.parametrize("path", MODULES, ids=_name)
 def test_no_module_imports_another_modules_private_names(path: Path) -> None:
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("attnlib"):
             private = [a.name for a in node.names if a.name.startswith("_")]
             assert not private, f"{_name(path)} imports {private} from {node.module}"
@@ -153,7 +153,7 @@ def _module_name(path: Path) -> str:
 def _attnlib_imports(path: Path) -> list[tuple[str, list[str]]]:
     """Each import of an attnlib module: ``(module, names imported from it)``."""
     imported = []
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             imported.append((node.module, [alias.name for alias in node.names]))
         elif isinstance(node, ast.Import):
@@ -182,7 +182,7 @@ def test_imports_run_down_the_floors_only(path: Path) -> None:
 
 
 def _code(notebook: Path) -> str:
-    cells = json.loads(notebook.read_text())["cells"]
+    cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
     return "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
 
 
@@ -254,7 +254,7 @@ def _resolves(dotted: str) -> bool:
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.name)
 def test_every_name_the_prose_cites_exists(notebook: Path) -> None:
-    cells = json.loads(notebook.read_text())["cells"]
+    cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
     prose = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
     cited = set(re.findall(r"`(attnlib(?:\.\w+)+)", prose))
     for module, path in CITED_MODULES.items():

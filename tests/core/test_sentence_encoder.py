@@ -229,9 +229,9 @@ def test_a_missing_file_is_explained(
 
 
 def _with_six_heads(path: Path) -> None:
-    config = json.loads(path.read_text())
+    config = json.loads(path.read_text(encoding="utf-8"))
     assert config["num_attention_heads"] == 12
-    path.write_text(json.dumps({**config, "num_attention_heads": 6}, indent=2))
+    path.write_text(json.dumps({**config, "num_attention_heads": 6}, indent=2), encoding="utf-8")
 
 
 def _with_a_piece_renamed(path: Path) -> None:

@@ -6,6 +6,7 @@ import re
 
 import pytest
 import torch
+from displayed import displayed, displayed_views
 
 from attnlib.course import date_translator
 from attnlib.course.playgrounds import bar_chart, dates
@@ -120,10 +121,9 @@ def test_the_table_and_the_bars_show_the_steps(translator) -> None:
 
 def test_the_notebook_output_is_the_widget_with_a_stand_in_the_same_everywhere(translator) -> None:
     playground = dates.show_date_playground(translator, "5 May 1999")
-    bundle = playground._repr_mimebundle_()
-    assert (
-        bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == playground.widget.model_id
-    )
+    (bundle,) = displayed(playground)
+    (view,) = displayed_views(bundle)
+    assert view.children == (playground.widget,)
     assert bundle["text/plain"] == (
         "the date playground, '5 May 1999' (run the notebook to use the playground)"
     )

@@ -6,6 +6,7 @@ import math
 
 import pytest
 import torch
+from displayed import displayed
 
 import attnlib
 from attnlib.course import inspection
@@ -163,7 +164,7 @@ def test_the_widget_answers_bad_input_with_notes(minilm: attnlib.SentenceEncoder
     assert "&#x27;☃&#x27;" not in playground.notes.value and "'☃'" in playground.notes.value
     assert "only the first 254" in playground.notes.value
     assert len(playground.view.tokens) == 256 and playground.query.value == 4
-    bundle = playground._repr_mimebundle_()
+    (bundle,) = displayed(playground)
     assert bundle["text/plain"] == (
         "attention views of MiniLM, 256 tokens (run the notebook to use the playground)"
     )

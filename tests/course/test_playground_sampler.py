@@ -6,6 +6,7 @@ import re
 
 import pytest
 import torch
+from displayed import displayed, displayed_views
 from tiny_char_gpt import MAX_LEN, VOCAB, tiny_char_gpt
 
 import attnlib
@@ -190,10 +191,9 @@ def test_the_notebook_output_is_the_widget_with_a_stand_in_the_same_everywhere(
     gpt: attnlib.GPT,
 ) -> None:
     playground = sampler.show_sampler(gpt, VOCAB, prompt="hello")
-    bundle = playground._repr_mimebundle_()
-    assert (
-        bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == playground.widget.model_id
-    )
+    (bundle,) = displayed(playground)
+    (view,) = displayed_views(bundle)
+    assert view.children == (playground.widget,)
     assert bundle["text/plain"] == (
         "the sampler, prompt 'hello' (run the notebook to use the playground)"
     )

@@ -55,7 +55,7 @@ def test_every_part_of_a_notebook_counts(tmp_path: Path) -> None:
         ]
     }
     path = tmp_path / "99_x.ipynb"
-    path.write_text(json.dumps(notebook))
+    path.write_text(json.dumps(notebook), encoding="utf-8")
     # 240 words at 120 a minute, the exercise's 7 minutes, and three code cells: a widget, a
     # prediction, and a widget behind a predict-first question (the answer and check cells
     # are the exercise's own).

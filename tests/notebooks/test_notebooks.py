@@ -66,10 +66,12 @@ def test_every_code_cell_was_executed_in_order(notebook: dict[str, Any]) -> None
     assert counts == list(range(1, len(counts) + 1)), "cells were not run top to bottom once"
 
 
-def test_first_code_cell_seeds_and_sets_print_options(notebook: dict[str, Any]) -> None:
-    first = _source(_code_cells(notebook)[0])
-    missing = [call for call in SEED_CALLS if call not in first]
-    assert not missing, f"first code cell lacks {missing}"
+def test_first_code_cell_installs_on_colab_and_the_next_seeds(notebook: dict[str, Any]) -> None:
+    colab, first = _code_cells(notebook)[:2]
+    assert "colab-install" in _tags(colab), "the first code cell is not the Colab install cell"
+    assert not colab.get("outputs"), "the Colab install cell printed something off Colab"
+    missing = [call for call in SEED_CALLS if call not in _source(first)]
+    assert not missing, f"the set-up cell after the Colab cell lacks {missing}"
 
 
 def test_no_errors_or_warnings_are_stored(notebook: dict[str, Any]) -> None:

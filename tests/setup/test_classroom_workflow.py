@@ -42,7 +42,11 @@ def test_torch_is_the_pinned_cpu_build_and_never_unpinned() -> None:
     assert torch_installs == [f"python -m pip install torch==2.13.0 --index-url {TORCH_CPU_INDEX}"]
     assert installs.index(torch_installs[0]) == 0, "torch must come first, from the CPU index"
     course = [c for c in installs if "./course[" in c]
-    assert course == ['python -m pip install -e "./course[instructor,pretrained,glove]"']
+    # attnlib's own dependencies are ranges: the course's exact versions come from its
+    # constraints file, torch's among them.
+    assert course == [
+        'python -m pip install -c course/constraints.txt -e "./course[instructor,pretrained,glove]"'
+    ]
     # No -U/--upgrade, which could replace the pinned build with PyPI's.
     for command in installs:
         assert not re.search(r"(^|\s)(-U|--upgrade)\b", command), command

@@ -28,7 +28,7 @@ from attnlib.course.playgrounds.attention_views import (
     head_row,
     neuron_at,
 )
-from attnlib.course.playgrounds.display import widget_bundle
+from attnlib.course.playgrounds.display import show_playground
 
 CSS_CLASS = "attnlib-playground"
 
@@ -139,8 +139,10 @@ class AttentionViewsPlayground:
         neuron = neuron_at(self.source, self.view, layer, head, query)
         self.neuron_out.value = neuron_view_html(neuron, self.view.tokens, layer)
 
-    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
-        """The widget, with a plain-text stand-in that is the same on every run."""
+    def stand_in(self) -> str:
+        """The plain text that stands for the playground in a stored output."""
         count = 0 if self.view is None else len(self.view.tokens)
-        stand_in = f"attention views of {self.source.name}, {count} tokens"
-        return widget_bundle(self.widget, stand_in, **kwargs)
+        return f"attention views of {self.source.name}, {count} tokens"
+
+    def _ipython_display_(self) -> None:
+        show_playground(self.widget, self.stand_in())

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass
-from typing import Any
 
 import ipywidgets as widgets
 import torch
@@ -26,7 +25,7 @@ from attnlib._validate import require_positive_int
 from attnlib.course.date_translator import DateTranslator
 from attnlib.course.dates import TARGET_LENGTH
 from attnlib.course.playgrounds.bar_chart import bar_chart_html
-from attnlib.course.playgrounds.display import widget_bundle
+from attnlib.course.playgrounds.display import show_playground
 
 TOP = 5  # candidates shown per step
 PAD = ' style="padding: 2px 12px; white-space: nowrap"'  # one step's column apart from the next
@@ -183,9 +182,12 @@ class DatePlayground:
         self.widget.add_class("attnlib-playground-dates")
         self.read()
 
-    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
-        """The widget, with a plain-text stand-in that is the same on every run."""
-        return widget_bundle(self.widget, f"the date playground, {self.text.value!r}", **kwargs)
+    def stand_in(self) -> str:
+        """The plain text that stands for the playground in a stored output."""
+        return f"the date playground, {self.text.value!r}"
+
+    def _ipython_display_(self) -> None:
+        show_playground(self.widget, self.stand_in())
 
     def read(self) -> None:
         """Run the translator on the box's text and redraw every view."""

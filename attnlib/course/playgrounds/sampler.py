@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass
-from typing import Any
 
 import ipywidgets as widgets
 import torch
@@ -23,7 +22,7 @@ from torch import nn
 from attnlib._validate import require_positive_int
 from attnlib.course.char_data import CharTokenizer
 from attnlib.course.playgrounds.bar_chart import bar_chart_html
-from attnlib.course.playgrounds.display import widget_bundle
+from attnlib.course.playgrounds.display import show_playground
 from attnlib.sampling import next_token_probs
 
 # How a character the bars label would otherwise be invisible is shown.
@@ -218,9 +217,12 @@ class SamplerPlayground:
         self.widget.add_class("attnlib-playground-sampler")
         self.reset()
 
-    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
-        """The widget, with a plain-text stand-in that is the same on every run."""
-        return widget_bundle(self.widget, f"the sampler, prompt {self.prompt.value!r}", **kwargs)
+    def stand_in(self) -> str:
+        """The plain text that stands for the playground in a stored output."""
+        return f"the sampler, prompt {self.prompt.value!r}"
+
+    def _ipython_display_(self) -> None:
+        show_playground(self.widget, self.stand_in())
 
     def _settings(self) -> tuple[float, int | None, float | None]:
         top_k = self.top_k.value or None
