@@ -21,6 +21,8 @@ export PYTHONHASHSEED := 0
 
 # On Linux, PyPI's torch is a CUDA build of several GB. PyTorch's own index has the CPU build
 # of the same release, 2.13.0+cpu, which constraints.txt admits and pip prefers to 2.13.0.
+# torch alone comes from there (its dependencies from PyPI with the rest), and only when it is
+# not installed yet: pip asks an extra index about every package it installs.
 TORCH_CPU_INDEX := $(if $(filter Linux,$(shell uname -s)),--extra-index-url https://download.pytorch.org/whl/cpu)
 
 # requirements.txt is the whole set-up (attnlib itself included), the same one a learner
@@ -30,7 +32,8 @@ setup: $(STAMP)
 $(STAMP): requirements.txt constraints.txt pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "the course needs Python >= 3.11 (constraints.txt), found " + sys.version.split()[0])'
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet $(TORCH_CPU_INDEX) -r requirements.txt
+	$(if $(TORCH_CPU_INDEX),$(BIN)/python -m pip install --quiet --no-deps -c constraints.txt $(TORCH_CPU_INDEX) torch)
+	$(BIN)/python -m pip install --quiet -r requirements.txt
 	@touch $(STAMP)
 
 # nbgrader (the `instructor` extra), for the student edition and the autograding test.

@@ -116,7 +116,17 @@ def colab(tmp_path_factory: pytest.TempPathFactory) -> SimulatedColab:
     subprocess.run([base_python, "-m", "venv", str(venv)], check=True)
     # Colab's torch is a CPU build from PyTorch's index; PyPI's Linux torch is a CUDA build
     # of several GB. (Where that index is out of reach, pip finds the same wheel on disk.)
-    _pip(venv, "install", "--quiet", "torch==2.13.0", "--extra-index-url", TORCH_CPU_INDEX)
+    # torch alone from there: pip asks an extra index about every package it installs.
+    _pip(
+        venv,
+        "install",
+        "--quiet",
+        "--no-deps",
+        "torch==2.13.0",
+        "--extra-index-url",
+        TORCH_CPU_INDEX,
+    )
+    _pip(venv, "install", "--quiet", "torch==2.13.0")  # and its dependencies, from PyPI
     _pip(venv, "install", "--quiet", "-r", str(RUNTIME))
     ipython_dir = root / "ipython"
     _colab_module(venv, ipython_dir)
