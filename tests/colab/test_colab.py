@@ -34,15 +34,14 @@ import pytest
 from packaging.utils import canonicalize_name
 from setup_runs import checkout_files, learner_env
 
+from instructors import editions
+
 REPO = Path(__file__).resolve().parents[2]
 RUNTIME = Path(__file__).with_name("colab_runtime.txt")
 RUNNER = REPO / "tests" / "support" / "run_notebooks.py"
 NOTEBOOKS = sorted((REPO / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 WORKERS = 2
 TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
-
-sys.path.insert(0, str(REPO / "instructors"))
-import editions  # noqa: E402  (instructors/editions.py writes the first cell)
 
 
 @dataclass(frozen=True)

@@ -5,12 +5,11 @@ table has its Colab link."""
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 
+from instructors import editions
+
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "instructors"))
-import editions  # noqa: E402
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 PLATFORM_LINK = re.compile(

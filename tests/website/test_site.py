@@ -26,11 +26,11 @@ from urllib.parse import urldefrag, urljoin, urlparse
 import pytest
 from chromium import CHROMIUM, CHROMIUM_ARGS
 
+from instructors import editions
+
 REPO = Path(__file__).resolve().parents[2]
 HTML = REPO / "website" / "_build" / "html"
 NOTEBOOKS = sorted((REPO / "instructors" / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-sys.path.insert(0, str(REPO / "instructors"))
-import editions  # noqa: E402
 
 
 @pytest.fixture(scope="module")
