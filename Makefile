@@ -265,8 +265,9 @@ figures: setup
 
 # Measure, print and store: attention time and memory (figures/attention_cost.png and
 # attnlib/data/attention_benchmark.json), MiniLM against sentence-transformers, the
-# equivalence report, and the two trained models. About 5 minutes; timings depend on
-# the machine, so none of them is a test.
+# equivalence report, the two trained models and each notebook's run (benchmarks/results/);
+# then write them into docs/measurements.md, and the study times into the README and the
+# guide. About 10 minutes; timings depend on the machine, so none of them is a test.
 BENCH := $(BIN)/python -m
 
 bench: setup
@@ -275,6 +276,9 @@ bench: setup
 	$(BENCH) benchmarks.equivalence
 	$(BENCH) benchmarks.date_translator
 	$(BENCH) benchmarks.gpt
+	$(BENCH) benchmarks.notebook_times
+	$(BENCH) benchmarks.measurements
+	$(BENCH) benchmarks.study_time --write
 
 # Train the models of notebooks 09 and 10 over five seeds, under rounding noise and in
 # float32, and print the worst case of every claim the notebooks assert (about 10 min).

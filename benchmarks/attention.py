@@ -199,12 +199,9 @@ def time_by_operation(length: int = 2048, repetitions: int = 5) -> str:
     return "\n".join(lines)
 
 
-def report(results: BenchmarkResults) -> str:
-    """The results as the table the README quotes."""
+def tables(results: BenchmarkResults) -> str:
+    """The time table and the memory table, in Markdown (docs/measurements.md shows them)."""
     lines = [
-        f"B={results.batch}, H={results.heads}, d={results.head_size}, float32; {results.machine}",
-        f"matmul 2048³: {results.matmul_gflops:.0f} GFLOP/s (the ceiling)",
-        "",
         "| T | naive ms | tiled ms | fused ms | naive GFLOP/s | tiled GFLOP/s | fused GFLOP/s "
         "| naive / fused | tiled / fused |",
         "|---|---|---|---|---|---|---|---|---|",
@@ -212,11 +209,10 @@ def report(results: BenchmarkResults) -> str:
     rates = {m: results.gflops(m) for m in METHODS}
     ratios = {m: results.ratio_to_fused(m) for m in ("naive", "tiled")}
     for i, length in enumerate(results.lengths):
-        ms = [f"{1e3 * results.seconds[m][i]:.2f}" for m in METHODS]
-        rate = [f"{rates[m][i]:.0f}" for m in METHODS]
+        ms = " | ".join(f"{1e3 * results.seconds[m][i]:.2f}" for m in METHODS)
+        rate = " | ".join(f"{rates[m][i]:.0f}" for m in METHODS)
         lines.append(
-            f"| {length} | {' | '.join(ms)} | {' | '.join(rate)} | "
-            f"{ratios['naive'][i]:.2f}x | {ratios['tiled'][i]:.2f}x |"
+            f"| {length} | {ms} | {rate} | {ratios['naive'][i]:.2f}× | {ratios['tiled'][i]:.2f}× |"
         )
     lines += [
         "",
@@ -229,9 +225,22 @@ def report(results: BenchmarkResults) -> str:
             f"| {length} | {mib['naive']:.1f} | {mib['tiled']:.1f} | {mib['fused']:.1f} | "
             f"{mib['tiled'] / mib['naive']:.4f} |"
         )
-    flops = attention_flops(results.batch * results.heads, 2048, 2048, results.head_size)
-    lines.append(f"\n(attention FLOPs at T = 2048: {flops / 1e9:.1f} GFLOP per call)")
     return "\n".join(lines)
+
+
+def report(results: BenchmarkResults) -> str:
+    """What the benchmark prints: the set-up, the ceiling, both tables and the FLOPs."""
+    flops = attention_flops(results.batch * results.heads, 2048, 2048, results.head_size)
+    return "\n".join(
+        [
+            f"B={results.batch}, H={results.heads}, d={results.head_size}, float32; "
+            f"{results.machine}",
+            f"matmul 2048³: {results.matmul_gflops:.0f} GFLOP/s (the ceiling)",
+            "",
+            tables(results),
+            f"\n(attention FLOPs at T = 2048: {flops / 1e9:.1f} GFLOP per call)",
+        ]
+    )
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -16,12 +16,14 @@ seed.
 
 from __future__ import annotations
 
+import inspect
 import sys
 
 import torch
 
 from attnlib import label_smoothed_cross_entropy
 from attnlib.course import date_tokenizer, date_translator, dates
+from benchmarks import results
 
 RECIPES = {  # name -> keyword arguments of train_date_translator
     "linear, eps 0.1 (notebook 09's loop)": {"label_smoothing": 0.1},
@@ -42,12 +44,42 @@ def main() -> None:
         f"training: {len(history.losses)} steps in {history.seconds:.1f} s, "
         f"final loss {history.losses[-1]:.4f}"
     )
+    accuracy = {}
     for beam_size in (1, 4):
-        accuracy = translator.accuracy(pairs, beam_size=beam_size)
-        print(f"held-out exact match (1,000 unseen dates, beam {beam_size}): {accuracy:.3f}")
+        accuracy[beam_size] = translator.accuracy(pairs, beam_size=beam_size)
+        print(
+            f"held-out exact match (1,000 unseen dates, beam {beam_size}): "
+            f"{accuracy[beam_size]:.3f}"
+        )
+    by_format = {}
     for fmt in dates.FORMATS:
         subset = dates.sample_pairs(200, seed=7, dates=heldout_dates, formats=(fmt,))
-        print(f"  {fmt:24s} {translator.accuracy(subset):.3f}")
+        by_format[fmt] = translator.accuracy(subset)
+        print(f"  {fmt:24s} {by_format[fmt]:.3f}")
+    model = translator.model
+    defaults = {
+        name: parameter.default
+        for name, parameter in inspect.signature(
+            date_translator.train_date_translator
+        ).parameters.items()
+    }
+    results.save(
+        "date_translator",
+        {
+            "parameters": sum(p.numel() for p in model.parameters()),
+            "steps": len(history.losses),
+            "batch_size": defaults["batch_size"],
+            "d_model": defaults["d_model"],
+            "num_layers": defaults["num_layers"],
+            "dtype": str(next(model.parameters()).dtype).removeprefix("torch."),
+            "seconds": history.seconds,
+            "final_loss": history.losses[-1],
+            "heldout_pairs": len(pairs),
+            "accuracy_greedy": accuracy[1],
+            "accuracy_beam4": accuracy[4],
+            "accuracy_by_format": by_format,
+        },
+    )
 
 
 def heldout_loss(translator: date_translator.DateTranslator, pairs) -> float:

@@ -19,6 +19,7 @@ import torch.nn.functional as F
 from torch import nn
 
 import attnlib
+from benchmarks import results
 
 SHAPES = [  # (batch dims, T_q, T_k, d_k, d_v)
     ((), 3, 3, 4, 4),
@@ -104,15 +105,31 @@ def multi_head_differences() -> dict[str, float]:
 
 def main() -> None:
     print(f"{len(SHAPES)} shapes × {len(MASKS)} mask kinds ({', '.join(MASKS)})")
+    attention = {}
     for implementation in IMPLEMENTATIONS:
         print(f"{implementation} vs torch.nn.functional.scaled_dot_product_attention")
-        for dtype, difference in attention_differences(implementation).items():
+        differences = attention_differences(implementation)
+        for dtype, difference in differences.items():
             print(f"  {dtype!s:15s} max |diff| = {difference:.2e}")
+        attention[implementation] = {
+            str(dtype).removeprefix("torch."): difference
+            for dtype, difference in differences.items()
+        }
     print(
         "MultiHeadAttention.from_torch vs torch.nn.MultiheadAttention (float32, causal & padding)"
     )
-    for what, difference in multi_head_differences().items():
+    multi_head = multi_head_differences()
+    for what, difference in multi_head.items():
         print(f"  {what:15s} max |diff| = {difference:.2e}")
+    results.save(
+        "equivalence",
+        {
+            "shapes": len(SHAPES),
+            "masks": MASKS,
+            "attention": attention,
+            "multi_head_float32": multi_head,
+        },
+    )
 
 
 if __name__ == "__main__":

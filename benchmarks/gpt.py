@@ -8,6 +8,7 @@ of width 96 and 3 layers whose context (1024) holds all 500 tokens.
 
 from __future__ import annotations
 
+import inspect
 import statistics
 import time
 
@@ -15,6 +16,7 @@ import torch
 
 from attnlib import GPT, GPTConfig
 from attnlib.course.char_gpt import train_char_gpt
+from benchmarks import results
 
 NEW_TOKENS = 500
 REPETITIONS = 3
@@ -31,7 +33,7 @@ def time_generation(
 
 def main() -> None:
     print(f"torch threads: {torch.get_num_threads()}")
-    _, vocabulary, history = train_char_gpt(seed=0)
+    model, vocabulary, history = train_char_gpt(seed=0)
     tail = history.losses[-50:]
     print(
         f"training: {len(history.losses)} steps in {history.seconds:.1f} s, "
@@ -63,6 +65,30 @@ def main() -> None:
     print(
         f"generate {NEW_TOKENS} tokens: {plain:.2f} s without the KV cache, "
         f"{cached:.2f} s with it: {plain / cached:.1f}x faster (same tokens)"
+    )
+    trained = model.config
+    results.save(
+        "gpt",
+        {
+            "d_model": trained.d_model,
+            "num_layers": trained.num_layers,
+            "context": trained.max_len,
+            "parameters": sum(p.numel() for p in model.parameters()),
+            "dtype": str(next(model.parameters()).dtype).removeprefix("torch."),
+            "steps": len(history.losses),
+            "batch_size": inspect.signature(train_char_gpt).parameters["batch_size"].default,
+            "seconds": history.seconds,
+            "first_loss": history.losses[0],
+            "last_50_loss": sum(tail) / len(tail),
+            "kv_cache": {
+                "new_tokens": NEW_TOKENS,
+                "d_model": TIMED_WIDTH,
+                "num_layers": TIMED_LAYERS,
+                "context": config.max_len,
+                "seconds_without": plain,
+                "seconds_with": cached,
+            },
+        },
     )
 
 

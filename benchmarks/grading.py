@@ -3,13 +3,14 @@
     python -m benchmarks.grading                 # speed, and scores against a whole run
     python -m benchmarks.grading --hangs 20      # 20 graded runs of each notebook with sliders
 
-A "submission" is the whole course: the 13 notebooks of the answer key (every exercise
+A "submission" is the whole course: every notebook of the answer key (every exercise
 solved), graded as ``make autograde`` grades, each notebook in its own bubblewrap sandbox,
 against the learner's edition in ``notebooks/`` (its exercises and points). The benchmark
 grades N submissions on 1 worker and on 2, and prints seconds per submission, submissions per
 hour on this machine (all its cores), and the speed-up from 1 to 2 workers. Then it grades one
 submission whole (every cell run, the training of 09 and 10 included) and the untouched
-learner's edition both ways, and prints whether every exercise's score is the same.
+learner's edition both ways, and prints whether every exercise's score is the same. The
+figures are stored in ``benchmarks/results/grading.json``, which docs/measurements.md quotes.
 
 ``--hangs R`` grades the answer key of every notebook with sliders R times and counts the runs
 that stopped answering (over their time limit), the fault of nbclient's kernels that issue 26
@@ -26,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from attnlib.grading.tasks import Task, run_all
+from benchmarks import results
 
 REPO = Path(__file__).resolve().parents[1]
 WITH_SLIDERS = ("01", "02", "03", "06", "07", "10", "11", "12")
@@ -96,6 +98,21 @@ def speed(submissions: int) -> None:
     fresh_whole = _untouched("untouched", notebooks, whole=True)
     same = _scores(run_all(fresh, workers=2)) == _scores(run_all(fresh_whole, workers=2))
     print(f"  untouched learner's edition, every exercise scored as in the whole run: {same}")
+    results.save(
+        "grading",
+        {
+            "submissions": submissions,
+            "notebooks": len(notebooks),
+            "score": scored,
+            "most": most,
+            "seconds_per_submission_1_worker": one / submissions,
+            "seconds_per_submission_2_workers": two / submissions,
+            "whole_run_seconds_2_workers": whole_seconds,
+            "same_scores_on_1_and_2_workers": _scores(first) == _scores(second),
+            "same_scores_as_whole_run": _scores(whole) == left_out and same,
+            "problems": _problems(first + second),
+        },
+    )
 
 
 def hangs(runs: int) -> None:

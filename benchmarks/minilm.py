@@ -18,6 +18,7 @@ import torch
 import attnlib
 from attnlib.course import char_data
 from attnlib.formats import minilm
+from benchmarks import results
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -87,6 +88,18 @@ def main() -> None:
     weight_diff = ((our_weights - their_weights).abs() * query_is_real).max().item()
     print(f"max |difference|: embeddings {embedding_diff:.1e} ({len(sentences)} sentences),")
     print(f"  attention weights {weight_diff:.1e} (the first batch, every layer and head)")
+    results.save(
+        "minilm",
+        {
+            "sentences": len(sentences),
+            "batch_size": BATCH_SIZE,
+            "repetitions": REPETITIONS,
+            "seconds_attnlib": ours_s,
+            "seconds_reference": reference_s,
+            "embedding_difference": embedding_diff,
+            "attention_weight_difference": weight_diff,
+        },
+    )
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """The course's set-up without make, and grading the course, timed.
 
 `python -m benchmarks.setup_paths` prints the time and size of the plain-pip set-up (a new
-venv in a copy of this checkout, then `pip install -r requirements.txt`, as the README gives
+venv in a copy of this checkout, then `pip install -r requirements.txt`, as docs/setup.md gives
 it) and the time of grading's two steps: nbgrader's `generate_assignment` with this checkout's
 `nbgrader_config.py` (`make student`), and a course directory (`make course-dir`) in which
 `python -m attnlib.grading autograde --whole` grades two submissions (the notebooks with their

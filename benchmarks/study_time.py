@@ -19,9 +19,10 @@ does, with rates a careful first reading keeps (the first edition's guessed time
 
 On the first edition these rates give 15 h 55 min for 01–12, 1.9× its stated 8 h 20 min.
 
-Prints a table (totals rounded to 5 minutes) and the course total; the instructors'
-guide quotes them (a test keeps it so). ``python -m benchmarks.study_time ROOT`` counts
-the notebooks of another checkout.
+Prints a table (totals rounded to 5 minutes) and the course total. The README and the
+instructors' guide quote them: ``--write`` writes the times into both (``QUOTED_IN``), and a
+test keeps them equal. ``python -m benchmarks.study_time ROOT`` counts the notebooks of
+another checkout.
 """
 
 from __future__ import annotations
@@ -103,12 +104,52 @@ def duration(minutes: float) -> str:
     return f"{rounded} min" if rounded < 60 else f"{rounded // 60} h {rounded % 60:02d} min"
 
 
+ROOT = Path(__file__).resolve().parent.parent
+_DURATION = r"\d+ h \d\d min|\d+ min"
+# Where each document quotes a notebook's time (its row: the cells before the time, the time,
+# what follows) and the course's total.
+QUOTED_IN = {
+    "README.md": (r"^(\| {nn} \|.*\| )([^|]+)( \|)$", "about {total} for the course"),
+    "instructors/README.md": (r"^(\| {nn} \| [^|]+ \| )([^|]+)( \|)", "**about {total}**"),
+}
+
+
+def notebooks(root: Path = ROOT) -> list[Path]:
+    return sorted((root / "instructors" / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+
+
+def quoting(text: str, document: str, times: dict[str, str], total: str) -> str:
+    """``text`` (of ``document``, a key of ``QUOTED_IN``) quoting ``times`` (by notebook
+    number) and ``total``; raises when a row or the total is not there to rewrite."""
+    row, total_phrase = QUOTED_IN[document]
+    for number, time in times.items():
+        pattern = re.compile(row.format(nn=number), re.MULTILINE)
+        text, found = pattern.subn(lambda m, t=time: m.group(1) + t + m.group(3), text)
+        if found != 1:
+            raise ValueError(f"{document}: {found} rows for notebook {number}, not 1")
+    before, after = (re.escape(part) for part in total_phrase.split("{total}"))
+    text, found = re.subn(f"{before}(?:{_DURATION}){after}", total_phrase.format(total=total), text)
+    if found != 1:
+        raise ValueError(f"{document}: the course total is quoted {found} times, not once")
+    return text
+
+
+def write_quotes(root: Path = ROOT) -> None:
+    times = {path.name[:2]: duration(study_time(path).minutes) for path in notebooks(root)}
+    total = duration(sum(study_time(path).minutes for path in notebooks(root)))
+    for document in QUOTED_IN:
+        path = root / document
+        path.write_text(
+            quoting(path.read_text(encoding="utf-8"), document, times, total), encoding="utf-8"
+        )
+        print(f"wrote the study times into {document}")
+
+
 def main(root: Path) -> None:
-    notebooks = sorted((root / "instructors" / "notebooks").glob("[0-9][0-9]_*.ipynb"))
     columns = ("words", "cells", "widg", "play", "pred", "ex min")
     print(f"{'notebook':<36} " + " ".join(f"{c:>6}" for c in columns) + f" {'total':>12}")
     total = 0.0
-    for path in notebooks:
+    for path in notebooks(root):
         t = study_time(path)
         total += t.minutes
         print(
@@ -116,8 +157,13 @@ def main(root: Path) -> None:
             f"{t.predictions:>6} "
             f"{t.exercise_minutes:>6.0f} {duration(t.minutes):>12}"
         )
-    print(f"the whole course: {duration(total)} ({len(notebooks)} notebooks)")
+    print(f"the whole course: {duration(total)} ({len(notebooks(root))} notebooks)")
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parent.parent)
+    arguments = [a for a in sys.argv[1:] if a != "--write"]
+    checkout = Path(arguments[0]) if arguments else ROOT
+    if "--write" in sys.argv[1:]:
+        write_quotes(checkout)
+    else:
+        main(checkout)

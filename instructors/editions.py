@@ -3,7 +3,7 @@
 The instructors' edition, ``instructors/notebooks/``, is the course's source: every exercise
 solved between ``### BEGIN SOLUTION`` and ``### END SOLUTION``, every cell executed and its
 output stored (strict nbval compares them). The learner's edition, ``notebooks/``, is what
-``make lab`` and the README's pip set-up open. It is made from the source by this script and
+``make lab`` and the pip set-up of docs/setup.md open. It is made from the source by this script and
 nothing else:
 
 - each solution region becomes the stub nbgrader writes (``nbgrader_config.py``), so an
@@ -16,7 +16,8 @@ It also writes ``attnlib/data/solutions.json``, the worked solutions that
 ``attnlib.checks.solution(exercise_id)`` shows when a learner asks for one, and the first
 code cell of every notebook in both editions: on Colab only, it installs attnlib from the
 course's repository, which ``[tool.attnlib.course]`` in ``pyproject.toml`` names (a course's
-fork sets its own there and runs ``make editions``).
+fork sets its own there and runs ``make editions``); the README's Colab, Binder, Codespaces
+and website links are rewritten to name it too.
 
     python instructors/editions.py             # write both (make editions)
     python instructors/editions.py --check     # exit 1 if either is out of date
@@ -40,6 +41,7 @@ REPO = Path(__file__).resolve().parents[1]
 SOURCE = REPO / "instructors" / "notebooks"
 LEARNER = REPO / "notebooks"
 SOLUTIONS = REPO / "attnlib" / "data" / "solutions.json"
+README = REPO / "README.md"
 
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 # The same stub as nbgrader's (c.ClearSolutions.code_stub in nbgrader_config.py): the
@@ -57,6 +59,36 @@ def course_repository() -> tuple[str, str]:
     settings = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
     course = settings["tool"]["attnlib"]["course"]
     return course["repository"], course["branch"]
+
+
+# The README's links to the course on each platform, and how each names the repository.
+_PLATFORM_LINKS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (
+        re.compile(r"https://colab\.research\.google\.com/github/[\w.-]+/[\w.-]+/blob/[^/\s)]+/"),
+        "https://colab.research.google.com/github/{repository}/blob/{branch}/",
+    ),
+    (
+        re.compile(r"https://mybinder\.org/v2/gh/[\w.-]+/[\w.-]+/[^?\s)]+"),
+        "https://mybinder.org/v2/gh/{repository}/{branch}",
+    ),
+    (re.compile(r"https://codespaces\.new/[\w.-]+/[\w.-]+"), "https://codespaces.new/{repository}"),
+    (re.compile(r"https://[\w-]+\.github\.io/[\w.-]+/"), "https://{owner}.github.io/{name}/"),
+)
+
+
+def website_url(repository: str) -> str:
+    """Where GitHub Pages serves the course's website (``.github/workflows/website.yml``)."""
+    owner, name = repository.split("/")
+    return f"https://{owner.lower()}.github.io/{name}/"
+
+
+def readme_with_links(text: str, repository: str, branch: str) -> str:
+    """The README with its Colab, Binder, Codespaces and website links naming ``repository``."""
+    owner, name = repository.split("/")
+    for pattern, link in _PLATFORM_LINKS:
+        filled = link.format(repository=repository, branch=branch, owner=owner.lower(), name=name)
+        text = pattern.sub(filled, text)  # names hold no backslash: no group references
+    return text
 
 
 def colab_install_source(repository: str, branch: str) -> str:
@@ -245,6 +277,7 @@ def expected_files() -> dict[Path, str]:
     files = {path: dumps(notebook) for path, notebook in sources.items()}
     files |= {LEARNER / path.name: dumps(learner_edition(sources[path])) for path in paths}
     files[SOLUTIONS] = json.dumps(solutions(paths), indent=1, ensure_ascii=False) + "\n"
+    files[README] = readme_with_links(README.read_text(encoding="utf-8"), *course_repository())
     return files
 
 

@@ -8,7 +8,8 @@ are assembled in ``website/_build/book/`` from the repository, and nothing is ex
 - each widget (a slider or a playground) as the picture the browser test took of it
   (``figures/widgets/``, ``make screenshots``), with a note on how to run it live;
 - the Colab install cell left out (it does nothing off Colab);
-- the instructors' guide, its links to the repository's files pointed at GitHub;
+- the documents of ``docs/`` and the instructors' guide, their links to the repository's other
+  files pointed at GitHub;
 - attnlib's API reference, from its docstrings.
 
 The Colab and Binder buttons on each notebook's page open the learner's edition
@@ -113,24 +114,40 @@ def _github(repository: str, branch: str, path: str) -> str:
     return f"https://github.com/{repository}/blob/{branch}/{path}"
 
 
-def guide_page(repository: str, branch: str) -> str:
-    """The instructors' guide, with its links to the repository's files made absolute (to
-    GitHub) and its pictures copied beside it."""
-    guide = REPO / "instructors" / "README.md"
-    text = guide.read_text(encoding="utf-8")
+# The repository's Markdown documents that are pages of the site, and each page's name.
+DOCUMENTS = {
+    "docs/notebooks.md": "notebooks",
+    "docs/package.md": "package",
+    "docs/measurements.md": "measurements",
+    "docs/setup.md": "setup",
+    "instructors/README.md": "instructors",
+}
+
+
+def document_page(source: str, repository: str, branch: str, notebooks: list[str]) -> str:
+    """One of ``DOCUMENTS`` as its page: a link to another page (a document or a notebook,
+    of either edition) stays on the site, a link to any other file of the repository goes
+    to GitHub, and the pictures are copied beside it."""
+    document = REPO / source
+    text = document.read_text(encoding="utf-8")
 
     def relink(match: re.Match[str]) -> str:
         bang, label, target = match.group(1), match.group(2), match.group(3)
         if re.match(r"[a-z]+:|#", target):
             return match.group(0)
         path, _, anchor = target.partition("#")
-        resolved = (guide.parent / path).resolve().relative_to(REPO).as_posix()
+        resolved = (document.parent / path).resolve().relative_to(REPO).as_posix()
+        suffix = f"#{anchor}" if anchor else ""
         if bang:  # a picture: copied into the book
             (BOOK / resolved).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(REPO / resolved, BOOK / resolved)
             return f"![{label}]({resolved})"
-        url = _github(repository, branch, resolved) + (f"#{anchor}" if anchor else "")
-        return f"[{label}]({url})"
+        if resolved in DOCUMENTS:
+            return f"[{label}]({DOCUMENTS[resolved]}.md{suffix})"
+        stem = Path(resolved).stem
+        if resolved.endswith(".ipynb") and stem in notebooks:
+            return f"[{label}]({stem}.ipynb{suffix})"
+        return f"[{label}]({_github(repository, branch, resolved)}{suffix})"
 
     return re.sub(r"(!?)\[([^\]]*)\]\(([^)\s]+)\)", relink, text)
 
@@ -190,6 +207,8 @@ def config(repository: str, branch: str) -> dict[str, Any]:
             ],
             "config": {
                 "napoleon_custom_sections": ["Shapes"],
+                # Links between the documents name headings as GitHub does (#grading-a-class).
+                "myst_heading_anchors": 3,
                 "autodoc_member_order": "bysource",
                 "autodoc_typehints": "description",
                 "html_show_sourcelink": False,
@@ -212,21 +231,24 @@ def assemble() -> list[str]:
         page = page_notebook(notebook, path.name[:2])
         (BOOK / path.name).write_text(editions.dumps(page), encoding="utf-8")
     (BOOK / "index.md").write_text(index_page(titles, repository), encoding="utf-8")
-    (BOOK / "instructors.md").write_text(guide_page(repository, branch), encoding="utf-8")
+    for source, page in DOCUMENTS.items():
+        text = document_page(source, repository, branch, list(titles))
+        (BOOK / f"{page}.md").write_text(text, encoding="utf-8")
     (BOOK / "api.md").write_text(api_page(), encoding="utf-8")
+    about = [*DOCUMENTS.values(), "api"]
     toc = {
         "format": "jb-book",
         "root": "index",
         "parts": [
             {"caption": "The course", "chapters": [{"file": stem} for stem in titles]},
-            {"caption": "Teaching it", "chapters": [{"file": "instructors"}, {"file": "api"}]},
+            {"caption": "About it", "chapters": [{"file": page} for page in about]},
         ],
     }
     (BOOK / "_toc.yml").write_text(yaml.safe_dump(toc, sort_keys=False), encoding="utf-8")
     (BOOK / "_config.yml").write_text(
         yaml.safe_dump(config(repository, branch), sort_keys=False), encoding="utf-8"
     )
-    return ["index", *titles, "instructors", "api"]
+    return ["index", *titles, *about]
 
 
 # Taken out of the Sphinx configuration Jupyter Book writes: sphinx-thebe (live code on the

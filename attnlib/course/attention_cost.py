@@ -2,7 +2,8 @@
 
 ``python -m benchmarks.attention`` measures time and peak memory of the three ways
 attnlib can attend and stores them in ``attnlib/data/attention_benchmark.json``;
-:func:`load_benchmark_results` reads them back for notebook 12 and the README figure.
+:func:`load_benchmark_results` reads them back for notebook 12,
+the measurements page and the figure.
 
 Notebook 12.
 """

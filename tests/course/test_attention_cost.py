@@ -54,7 +54,8 @@ def test_stored_results_are_complete_and_consistent() -> None:
     i = results.lengths.index(2048)
     expected = attention_flops(results.batch * results.heads, 2048, 2048, results.head_size)
     assert results.gflops("fused")[i] == pytest.approx(expected / results.seconds["fused"][i] / 1e9)
-    # The memory claims of the README and notebook 12, which the measurements must support:
+    # The memory claims of docs/measurements.md and notebook 12, which the measurements
+    # must support:
     # the naive path holds T × T scores, the tiled one never does.
     j = results.memory_lengths.index(8192)
     naive, tiled = results.extra_peak_bytes["naive"][j], results.extra_peak_bytes["tiled"][j]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -14,6 +15,8 @@ from script_loader import load_script
 from attnlib.course.playgrounds import SHOW_CALL as PLAYGROUND_CALL
 
 FIGURE_SCRIPT = Path(__file__).resolve().parents[2] / "figures" / "make_figures.py"
+# docs/notebooks.md, "The course in pictures": every figure and diagram, each with its notebook.
+GALLERY = (FIGURE_SCRIPT.parents[1] / "docs" / "notebooks.md").read_text(encoding="utf-8")
 
 
 make_figures = load_script(FIGURE_SCRIPT)
@@ -54,13 +57,12 @@ def test_diagram_is_titled_and_written_deterministically(name: str, tmp_path: Pa
     _drawn_twice(make_figures.DIAGRAMS[name], _titled, tmp_path)
 
 
-def test_every_diagram_is_stored_shown_in_the_readme_and_drawn_in_its_notebook() -> None:
+def test_every_diagram_is_stored_shown_in_the_gallery_and_drawn_in_its_notebook() -> None:
     stored = {f"diagrams/{p.name}" for p in (FIGURE_SCRIPT.parent / "diagrams").glob("*.png")}
     assert stored == set(make_figures.DIAGRAMS), "figures/diagrams/ differs from `make figures`"
-    readme = (FIGURE_SCRIPT.parent.parent / "README.md").read_text(encoding="utf-8")
     notebooks = FIGURE_SCRIPT.parent.parent / "instructors" / "notebooks"
     for name in stored:
-        assert f"(figures/{name})" in readme, f"README does not show {name}"
+        assert f"(../figures/{name})" in GALLERY, f"docs/notebooks.md does not show {name}"
     for module in {draw.__module__ for draw in make_figures.DIAGRAMS.values()}:
         short = module.rsplit(".", 1)[-1]  # nb08_transformer_block
         path = next(notebooks.glob(f"{short[2:4]}_*.ipynb"))
@@ -79,12 +81,14 @@ def test_unknown_figure_name_is_rejected() -> None:
         make_figures.main(["nope.png"])
 
 
-def test_every_stored_png_has_a_command_and_the_readme_shows_the_key_ones() -> None:
+def test_every_stored_png_has_a_command_and_is_shown() -> None:
     stored = {path.name for path in FIGURE_SCRIPT.parent.glob("*.png")}
     assert stored == set(make_figures.FIGURES), "a PNG in figures/ that make figures cannot redraw"
-    readme = (FIGURE_SCRIPT.parent.parent / "README.md").read_text(encoding="utf-8")
     for name in stored:
-        assert f"(figures/{name})" in readme, f"README does not show {name}"
+        assert f"(../figures/{name})" in GALLERY, f"docs/notebooks.md does not show {name}"
+    readme = (FIGURE_SCRIPT.parent.parent / "README.md").read_text(encoding="utf-8")
+    shown = re.findall(r"!\[[^\]]*\]\(figures/([^)]+)\)", readme)
+    assert shown and set(shown) <= stored, "the README shows none of the course's figures"
 
 
 def _playgrounds_in_notebooks() -> set[str]:

@@ -8,30 +8,44 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.study_time import duration, study_time
+from benchmarks.study_time import QUOTED_IN, duration, quoting, study_time
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "instructors" / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-# Where each document quotes a notebook's study time (its row, the time in a group) and the total.
-DOCUMENTS = {
-    "instructors/README.md": (r"^\| {nn} \| [^|]+ \| ([^|]+) \|", "**about {total}**"),
-    "README.md": (r"^\| {nn} \|.*\| ([^|]+) \|$", "about {total} for the course"),
-}
 
 
-@pytest.mark.parametrize("document", DOCUMENTS)
+@pytest.mark.parametrize("document", QUOTED_IN)
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_each_notebooks_counted_study_time_is_quoted(document: str, path: Path) -> None:
     text = (ROOT / document).read_text(encoding="utf-8")
-    row = re.search(DOCUMENTS[document][0].format(nn=path.name[:2]), text, re.MULTILINE)
+    row = re.search(QUOTED_IN[document][0].format(nn=path.name[:2]), text, re.MULTILINE)
     assert row, f"no row for {path.name} in {document}"
-    assert row.group(1).strip() == duration(study_time(path).minutes)
+    assert row.group(2).strip() == duration(study_time(path).minutes), (
+        "run `python -m benchmarks.study_time --write`"
+    )
 
 
-@pytest.mark.parametrize("document", DOCUMENTS)
+@pytest.mark.parametrize("document", QUOTED_IN)
 def test_the_course_total_is_quoted(document: str) -> None:
     total = duration(sum(study_time(path).minutes for path in NOTEBOOKS))
-    assert DOCUMENTS[document][1].format(total=total) in (ROOT / document).read_text("utf-8")
+    assert QUOTED_IN[document][1].format(total=total) in (ROOT / document).read_text("utf-8")
+
+
+@pytest.mark.parametrize("document", QUOTED_IN)
+def test_writing_the_quotes_changes_only_the_times(document: str) -> None:
+    text = (ROOT / document).read_text(encoding="utf-8")
+    numbers = [path.name[:2] for path in NOTEBOOKS]
+    stale = quoting(text, document, dict.fromkeys(numbers, "9 h 55 min"), "99 h 55 min")
+    assert stale != text
+    assert stale.count("9 h 55 min") == len(numbers) + 1  # every row, and the total
+    times = {path.name[:2]: duration(study_time(path).minutes) for path in NOTEBOOKS}
+    total = duration(sum(study_time(path).minutes for path in NOTEBOOKS))
+    assert quoting(stale, document, times, total) == text
+
+
+def test_a_document_without_a_row_cannot_be_written() -> None:
+    with pytest.raises(ValueError, match="0 rows for notebook 00"):
+        quoting("no table here", "README.md", {"00": "5 min"}, "5 min")
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,6 @@
 """The two editions of the course: the learner's (notebooks/) and the instructors' (the source).
 
-A learner opens notebooks/ (`make lab`, or `jupyter lab notebooks` after the README's pip
+A learner opens notebooks/ (`make lab`, or `jupyter lab notebooks` after docs/setup.md's pip
 set-up): every exercise is a stub, no output is stored, and no line of a solution can be read
 before the exercise is solved, neither in an earlier cell nor in the task nor in what its
 check prints unasked. `instructors/editions.py` writes that edition from the instructors'

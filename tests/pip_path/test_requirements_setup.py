@@ -1,4 +1,4 @@
-"""A learner's set-up without make, exactly as the README gives it, from a copy of this
+"""A learner's set-up without make, exactly as docs/setup.md gives it, from a copy of this
 checkout: ``python -m venv .venv``, ``.venv/bin/python -m pip install -r requirements.txt``,
 then the instructors' notebooks 01, 02 and 11 (``instructors/notebooks/``, whose outputs are
 stored) run under strict nbval in that venv.
@@ -23,7 +23,7 @@ NOTEBOOKS = [
 
 @pytest.fixture(scope="module")
 def learner_setup(tmp_path_factory: pytest.TempPathFactory) -> PipSetup:
-    """A copy of the checkout with .venv built the README's plain-pip way."""
+    """A copy of the checkout with .venv built the plain-pip way of docs/setup.md."""
     setup = build_pip_setup(tmp_path_factory.mktemp("clone") / "attention-course")
     print(f"\n{describe_pip_setup(setup)}")
     return setup

@@ -1,4 +1,4 @@
-"""Every Colab, Binder, Codespaces and GitHub link of the README names the course's one
+"""Every Colab, Binder, Codespaces and website link of the README names the course's one
 repository setting (`[tool.attnlib.course]` in pyproject.toml), and every notebook of the
 table has its Colab link."""
 
@@ -30,3 +30,18 @@ def test_every_notebook_has_a_colab_link_to_the_learners_edition() -> None:
     for path in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
         link = f"https://colab.research.google.com/github/{repository}/blob/{branch}/notebooks/"
         assert link + path.name in README, path.name
+
+
+def test_a_forks_setting_rewrites_every_platform_link() -> None:
+    repository, branch = editions.course_repository()
+    forked = editions.readme_with_links(README, "A-Teacher/attention-2027", "spring")
+    assert set(PLATFORM_LINK.findall(forked)) == {"A-Teacher/attention-2027"}
+    assert (
+        "/blob/spring/notebooks/" in forked and "/v2/gh/A-Teacher/attention-2027/spring" in forked
+    )
+    assert editions.website_url("A-Teacher/attention-2027") in forked
+    assert editions.readme_with_links(forked, repository, branch) == README
+
+
+def test_make_editions_keeps_the_readme_naming_the_setting() -> None:
+    assert editions.expected_files()[editions.README] == README

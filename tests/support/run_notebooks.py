@@ -82,6 +82,10 @@ def _execute_once(path: Path, kernel_python: str, replacements: Replacements) ->
         return f"{type(failure).__name__}: {failure}"[-4000:]
     finally:
         nbformat.write(notebook, path.with_suffix(".executed.ipynb"))
+        # nbclient leaves a kernel it was handed running: without this, every notebook's
+        # kernel would live (and hold its memory) until the worker process exits.
+        if kernel.has_kernel:
+            kernel.shutdown_kernel(now=True)
 
 
 def run(path: Path, kernel_python: str, replacements: Replacements) -> dict[str, object]:

@@ -1,7 +1,7 @@
 """The course's set-up without make, and grading the course, in scratch directories.
 
-`build_pip_setup` copies this checkout and sets it up the README's plain-pip way (a new venv,
-then `pip install -r requirements.txt`); `grade_course` makes nbgrader's student edition with
+`build_pip_setup` copies this checkout and sets it up the plain-pip way of docs/setup.md (a new
+venv, then `pip install -r requirements.txt`); `grade_course` makes nbgrader's student edition with
 this checkout's `nbgrader_config.py` (`make student`) and a course directory (`make
 course-dir`) in which `python -m attnlib.grading autograde --whole` grades two submissions (the
 notebooks with their solutions, and the student edition as handed out), every cell run.
@@ -100,7 +100,7 @@ def _megabytes(folder: Path) -> float:
 
 
 def build_pip_setup(destination: Path) -> PipSetup:
-    """Copy the checkout to ``destination`` and set it up the README's plain-pip way."""
+    """Copy the checkout to ``destination`` and set it up the plain-pip way of docs/setup.md."""
     for name in checkout_files():
         (destination / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(REPO / name, destination / name)

@@ -27,6 +27,7 @@ import pytest
 from chromium import CHROMIUM, CHROMIUM_ARGS
 
 from instructors import editions
+from website import build
 
 REPO = Path(__file__).resolve().parents[2]
 HTML = REPO / "website" / "_build" / "html"
@@ -120,9 +121,13 @@ def test_no_page_error(pages: dict) -> None:
     assert not {url: info["errors"] for url, info in pages.items() if info["errors"]}
 
 
-def test_every_notebook_the_guide_and_the_api_are_pages(pages: dict, site: str) -> None:
+def test_every_notebook_document_guide_and_the_api_are_pages(pages: dict, site: str) -> None:
     names = {urlparse(url).path.rsplit("/", 1)[-1] for url in pages}
-    expected = {f"{path.stem}.html" for path in NOTEBOOKS} | {"instructors.html", "api.html"}
+    expected = (
+        {f"{path.stem}.html" for path in NOTEBOOKS}
+        | {f"{page}.html" for page in build.DOCUMENTS.values()}
+        | {"api.html"}
+    )
     assert expected <= names
 
 
