@@ -20,7 +20,6 @@ by PyTorch operation (torch.profiler): where the time goes that the fused kernel
 from __future__ import annotations
 
 import argparse
-import platform
 import statistics
 import subprocess
 import sys
@@ -34,6 +33,7 @@ import torch.nn.functional as F
 import attnlib
 from attnlib.course import attention_cost
 from attnlib.course.attention_cost import METHODS, BenchmarkResults, attention_flops
+from benchmarks import results as stored_runs
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS_FILE = ROOT / "attnlib" / "data" / "attention_benchmark.json"
@@ -137,12 +137,8 @@ def run(lengths: list[int], memory_lengths: list[int]) -> BenchmarkResults:
     seconds = measure_times(lengths)
     ceiling = matmul_gflops()
     memory = {m: [measure_peak_memory(m, t) for t in memory_lengths] for m in METHODS}
-    cpu = platform.processor() or platform.machine()
     return BenchmarkResults(
-        machine=(
-            f"{cpu}, {torch.get_num_threads()} threads, torch {torch.__version__}, "
-            f"Python {platform.python_version()}"
-        ),
+        machine=stored_runs.machine(),
         batch=BATCH,
         heads=HEADS,
         head_size=HEAD_SIZE,

@@ -16,13 +16,14 @@ from pathlib import Path
 
 import run_notebooks  # tests/support/, put on the path by benchmarks/__init__.py
 
-from benchmarks import results, study_time
+from benchmarks import results
+from instructors import editions
 
 
 def main() -> None:
     seconds = {}
     with tempfile.TemporaryDirectory(prefix="notebook-times-") as scratch:
-        for source in study_time.notebooks():
+        for source in editions.source_notebooks():
             folder = Path(scratch) / source.stem
             folder.mkdir()
             path = Path(shutil.copy(source, folder))

@@ -34,6 +34,7 @@ import json
 import re
 import sys
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -61,33 +62,41 @@ def course_repository() -> tuple[str, str]:
     return course["repository"], course["branch"]
 
 
-# The README's links to the course on each platform, and how each names the repository.
-_PLATFORM_LINKS: tuple[tuple[re.Pattern[str], str], ...] = (
-    (
-        re.compile(r"https://colab\.research\.google\.com/github/[\w.-]+/[\w.-]+/blob/[^/\s)]+/"),
-        "https://colab.research.google.com/github/{repository}/blob/{branch}/",
-    ),
-    (
-        re.compile(r"https://mybinder\.org/v2/gh/[\w.-]+/[\w.-]+/[^?\s)]+"),
-        "https://mybinder.org/v2/gh/{repository}/{branch}",
-    ),
-    (re.compile(r"https://codespaces\.new/[\w.-]+/[\w.-]+"), "https://codespaces.new/{repository}"),
-    (re.compile(r"https://[\w-]+\.github\.io/[\w.-]+/"), "https://{owner}.github.io/{name}/"),
-)
-
-
 def website_url(repository: str) -> str:
     """Where GitHub Pages serves the course's website (``.github/workflows/website.yml``)."""
     owner, name = repository.split("/")
     return f"https://{owner.lower()}.github.io/{name}/"
 
 
+# The README's links to the course on each platform: what finds one, and what it should say
+# for a repository and branch.
+_PLATFORM_LINKS: tuple[tuple[re.Pattern[str], Callable[[str, str], str]], ...] = (
+    (
+        re.compile(r"https://colab\.research\.google\.com/github/[\w.-]+/[\w.-]+/blob/[^/\s)]+/"),
+        lambda repository, branch: (
+            f"https://colab.research.google.com/github/{repository}/blob/{branch}/"
+        ),
+    ),
+    (
+        re.compile(r"https://mybinder\.org/v2/gh/[\w.-]+/[\w.-]+/[^?\s)]+"),
+        lambda repository, branch: f"https://mybinder.org/v2/gh/{repository}/{branch}",
+    ),
+    (
+        re.compile(r"https://codespaces\.new/[\w.-]+/[\w.-]+"),
+        lambda repository, _: f"https://codespaces.new/{repository}",
+    ),
+    (
+        re.compile(r"https://[\w-]+\.github\.io/[\w.-]+/"),
+        lambda repository, _: website_url(repository),
+    ),
+)
+
+
 def readme_with_links(text: str, repository: str, branch: str) -> str:
     """The README with its Colab, Binder, Codespaces and website links naming ``repository``."""
-    owner, name = repository.split("/")
     for pattern, link in _PLATFORM_LINKS:
-        filled = link.format(repository=repository, branch=branch, owner=owner.lower(), name=name)
-        text = pattern.sub(filled, text)  # names hold no backslash: no group references
+        filled = link(repository, branch)
+        text = pattern.sub(lambda _, filled=filled: filled, text)
     return text
 
 
