@@ -149,7 +149,8 @@ def failed(
             lines.append(f"  More help: {exercise.hint_call(2)}")
         else:
             lines.append(f'  More help: checks.solution("{exercise.id}")')
-    return CheckResult(exercise.name, False, "\n".join(lines))
+    named = mistake.name if mistake is not None else ""
+    return CheckResult(exercise.name, False, "\n".join(lines), mistake=named)
 
 
 def refused(exercise: Exercise, answer: object, called: list[str]) -> CheckResult:
@@ -161,7 +162,7 @@ def refused(exercise: Exercise, answer: object, called: list[str]) -> CheckResul
         "write. The check does not accept it: the point is to write that part yourself. "
         f"Stuck? {exercise.hint_call()}"
     )
-    return CheckResult(exercise.name, False, message)
+    return CheckResult(exercise.name, False, message, mistake=f"calls {names}")
 
 
 def not_done(exercise: Exercise, answer: object, task: str) -> CheckResult:

@@ -19,6 +19,9 @@ class CheckResult:
     passed: bool
     message: str
     done: bool = True
+    # The mistake the report names, in its words ("" when it names none): what a class report
+    # counts across a class.
+    mistake: str = ""
 
     def __bool__(self) -> bool:
         return self.passed

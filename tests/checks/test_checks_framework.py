@@ -54,6 +54,12 @@ def test_a_right_answer_passes_and_a_wrong_one_names_its_mistake() -> None:
     assert not report.passed and "The mistake: halved instead of doubled." in str(report)
     assert "Why it matters: dividing by 2 shrinks every entry" in str(report)
     assert 'checks.hint("test_double")' in str(report)
+    assert report.mistake == "halved instead of doubled"  # what a class report counts
+
+
+def test_a_report_that_names_no_mistake_carries_none() -> None:
+    report = _check(lambda x: x + 100)
+    assert not report.passed and report.done and report.mistake == ""
 
 
 class _AlwaysClose(torch.Tensor):
@@ -197,6 +203,7 @@ def test_an_answer_that_calls_a_forbidden_implementation_is_refused(cheat: objec
     forbidden = Forbidden(python={attnlib.softmax: "attnlib.softmax"}, torch={"softmax": "softmax"})
     report = _check(cheat, forbidden)
     assert not report.passed and "The check does not accept it" in str(report)
+    assert report.mistake.startswith("calls ") and report.mistake[6:] in str(report)
 
 
 def test_the_watch_sees_methods_of_a_forbidden_class_and_restores_the_profiler() -> None:

@@ -170,4 +170,4 @@ def check_bert_encoder_layer(cls: type) -> CheckResult:
     for level in (2, 1):  # a part's mistake: that exercise's hints, not this one's
         message = message.replace(ENCODER_LAYER.hint_call(level), owner.hint_call(level))
     message = message.replace(ENCODER_LAYER.hints[0], owner.hints[0])
-    return CheckResult(result.name, False, message)
+    return CheckResult(result.name, False, message, mistake=result.mistake)
