@@ -7,6 +7,10 @@
                                             [--sandbox bubblewrap | docker[:IMAGE] | none]
 
 ``make course-dir DIR=…`` and ``make autograde COURSE=…`` run these from the checkout.
+
+``autograde`` writes feedback, the gradebook and ``grades.csv`` for every student it was given,
+whatever their folders hold, and exits with 0 when every notebook was graded, 1 when some
+could not be (each such row says why), 2 when grading could not start at all.
 """
 
 from __future__ import annotations
@@ -15,46 +19,20 @@ import argparse
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from attnlib.grading.course import (
-    CHECKOUT,
-    inside_checkout,
-    make_course_dir,
-    released,
-    submissions,
-)
+from attnlib.grading.course import CHECKOUT, inside_checkout, make_course_dir, released
 
 if TYPE_CHECKING:  # the grading modules load only when autograding (see _autograde)
+    from attnlib.grading.intake import Student
     from attnlib.grading.tasks import Task
 
 
-def _tasks(course: Path, found: list[tuple[str, Path]], args: argparse.Namespace) -> list[Task]:
-    """One grading task per submitted notebook that the course has."""
-    from attnlib.grading.tasks import Task
-
-    tasks = []
-    for student, notebook in found:
-        course_notebook = released(course) / notebook.name
-        if not course_notebook.is_file():
-            print(f"skipped {student}/{notebook.name}: no such notebook in the course")
-            continue
-        tasks.append(
-            Task(
-                student,
-                notebook.name,
-                course_notebook.read_bytes(),
-                notebook.read_bytes(),
-                sandbox=args.sandbox,
-                wall_seconds=args.time_limit,
-                call_seconds=args.call_time_limit,
-                whole=args.whole,
-            )
-        )
-    return tasks
+def _course_notebooks(course: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(released(course).glob("[0-9][0-9]_*.ipynb"))}
 
 
-def _report(result: dict) -> None:
+def _report(result: dict[str, Any]) -> None:
     """One line per graded notebook, as it is graded."""
     score = sum(e["score"] for e in result["exercises"])
     most = sum(e["max_score"] for e in result["exercises"])
@@ -66,41 +44,118 @@ def _report(result: dict) -> None:
     )
 
 
+def _refused(students: list[Student], course: dict[str, bytes]) -> list[dict[str, Any]]:
+    """A result for each notebook that cannot be graded: a refused file, or every notebook the
+    class handed in for a student whose folder is refused."""
+    import dataclasses
+
+    from attnlib.grading.judge import not_graded
+    from attnlib.grading.plan import plan_of
+
+    handed = sorted({h.notebook for s in students for h in s.handed_in}) or sorted(course)
+    results = []
+    for student in students:
+        refused = [(nb, student.refused) for nb in handed] if student.refused else []
+        refused += [(h.notebook, h.refused) for h in student.handed_in if h.refused]
+        for notebook, why in refused:
+            result = dataclasses.asdict(not_graded(plan_of(course[notebook], notebook), why))
+            results.append({**result, "student": student.name})
+    return results
+
+
+def _tasks(
+    students: list[Student], course: dict[str, bytes], args: argparse.Namespace
+) -> list[Task]:
+    from attnlib.grading.tasks import Task
+
+    return [
+        Task(
+            handed.student,
+            handed.notebook,
+            course[handed.notebook],
+            handed.content,
+            sandbox=args.sandbox,
+            wall_seconds=args.time_limit,
+            call_seconds=args.call_time_limit,
+            whole=args.whole,
+        )
+        for student in students
+        for handed in student.handed_in
+        if handed.content is not None
+    ]
+
+
 def _autograde(args: argparse.Namespace) -> int:
+    from attnlib.grading import intake
     from attnlib.grading.records import write_csv, write_feedback, write_gradebook
-    from attnlib.grading.sandbox import named_sandbox
+    from attnlib.grading.runs import preflight
+    from attnlib.grading.sandbox import Limits, named_sandbox
+    from attnlib.grading.submitted_notebook import parse_notebook
     from attnlib.grading.tasks import run_all
 
-    course: Path = args.course
-    if inside_checkout(course):
-        print(f"{course} is inside a git checkout: grade in a course directory outside it.")
+    course_dir: Path = args.course
+    if inside_checkout(course_dir):
+        print(f"{course_dir} is inside a git checkout: grade in a course directory outside it.")
         return 2
-    if not named_sandbox(args.sandbox).available():
+    sandbox = named_sandbox(args.sandbox)
+    if not sandbox.available():
         if args.sandbox == "bubblewrap":
             print("bubblewrap (bwrap) is not installed: `make grading-deps`, or see the guide's")
             print("'Grading security' for the container route (--sandbox docker).")
         else:
             print(f"no {args.sandbox}: is Docker running, and the image built (the guide)?")
         return 2
-    found = [(s, nb) for s, nb in submissions(course) if not args.student or s in args.student]
-    if not found:
-        print(f"no submissions under {course}/submitted/STUDENT/notebooks/")
+    unsafe = preflight(sandbox, Limits(wall_seconds=args.time_limit))
+    if unsafe:
+        print(f"not grading: {unsafe}.")
+        print("See the guide's 'Grading security': run the grader as an unprivileged user, or")
+        print("as root with bubblewrap (it then drops every privilege itself).")
+        return 2
+    course = _course_notebooks(course_dir)
+    students = intake.students(course_dir, set(course), args.student or None)
+    if not students:
+        print(f"no submissions under {course_dir}/submitted/STUDENT/notebooks/")
         return 1
-    tasks = _tasks(course, found, args)
-    start = time.monotonic()
+    results = _refused(students, course)
+    contents = {
+        (h.student, h.notebook): h.content for s in students for h in s.handed_in if h.content
+    }
+    problems: list[str] = []
 
-    results = run_all(tasks, workers=args.workers, scheduler=args.scheduler, progress=_report)
-    paths = {(s, nb.name): nb for s, nb in found}
+    def feedback(result: dict[str, Any]) -> None:
+        _report(result)
+        content = contents.get((result["student"], result["notebook"]))
+        try:
+            submission = parse_notebook(content, result["notebook"]) if content else None
+        except ValueError:
+            submission = None
+        try:
+            write_feedback(course_dir, result, submission)
+        except Exception as error:  # this student's feedback only
+            where = f"{result['student']}/{result['notebook']}"
+            problems.append(f"{where}: feedback not written ({error})")
+        result["outputs"] = {}  # written: no need to hold it until the end
+
     for result in results:
-        write_feedback(course, result, paths[(result["student"], result["notebook"])])
-    write_gradebook(course, results)
-    csv_path = write_csv(course, results)
+        feedback(result)
+    start = time.monotonic()
+    tasks = _tasks(students, course, args)
+    results += run_all(tasks, workers=args.workers, scheduler=args.scheduler, progress=feedback)
+    for student, why in write_gradebook(course_dir, results).items():
+        problems.append(f"{student}: gradebook rows not written ({why})")
+    csv_path = write_csv(course_dir, results)
     seconds = time.monotonic() - start
+    not_graded = [r for r in results if not r.get("graded", True)]
     print(
-        f"graded {len(results)} notebooks of {len({t.student for t in tasks})} students in "
-        f"{seconds:.0f} s; scores in {csv_path} and {course / 'gradebook.db'}"
+        f"graded {len(results) - len(not_graded)} of {len(results)} notebooks of "
+        f"{len(students)} students in {seconds:.0f} s; scores in {csv_path} and "
+        f"{course_dir / 'gradebook.db'}"
     )
-    return 0
+    for result in not_graded:
+        print(f"not graded: {result['student']}/{result['notebook']}: {result['problem']}")
+    for problem in problems:
+        print(f"not written: {problem}")
+    return 1 if not_graded or problems else 0
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -93,12 +93,3 @@ def run_nbgrader(course: Path, *args: str) -> float:
     if completed.returncode != 0 or "Exception while loading config file" in log:
         raise RuntimeError(f"nbgrader {' '.join(args)} failed:\n{log[-6000:]}")
     return time.perf_counter() - start
-
-
-def submissions(course: Path) -> list[tuple[str, Path]]:
-    """(student, notebook) for every submitted notebook of the assignment."""
-    found = []
-    for folder in sorted((course / "submitted").glob(f"*/{ASSIGNMENT}")):
-        student = folder.parent.name
-        found += [(student, nb) for nb in sorted(folder.glob("[0-9][0-9]_*.ipynb"))]
-    return found

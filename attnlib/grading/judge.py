@@ -2,47 +2,51 @@
 
 :func:`grade_notebook` is the grader's side. It reads the course's notebook for the exercises
 and their points (:mod:`attnlib.grading.plan`), starts the sandboxed run of the submission
-(:mod:`attnlib.grading.in_sandbox`) and, each time that run reaches a graded check, runs the
+(:mod:`attnlib.grading.runs`) and, each time that run reaches a graded check, runs the
 course's checker here, in this process, on a stand-in for the learner's answer
 (:mod:`attnlib.grading.stand_ins`). The checker and its expected values never enter the
 sandbox; the learner's code never runs in this process. An exercise scores its points when
-that checker passes it, and nothing the sandbox says can change that: a run that crashes,
-stops answering, breaks the protocol or runs out of time scores 0 on every check it had not
-reached, with the reason.
+that checker passes it, and nothing the sandbox says can change that.
+
+The run is hostile to this side too, and nothing it does can hold the grader up or take it
+over: every frame it sends is read with a size limit and checked for its form before it is
+used; every read and write waits at most until a deadline; a watchdog kills the run at its wall
+time whatever the exchange is doing; a call of the learner's code that outlasts its limit by a
+margin (its own timer cancelled, say) ends the run. A run that crashes, stops answering,
+breaks the protocol, runs out of memory or of time scores 0 on every check it had not reached,
+with the reason; what it had passed keeps its points.
 
 Part of the grader of notebooks 00–12 (:mod:`attnlib.grading`).
 """
 
 from __future__ import annotations
 
-import contextlib
-import json
-import os
-import queue
-import shutil
-import signal
-import subprocess
 import threading
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from attnlib import checks
 from attnlib.checks._framework import CheckResult
+from attnlib.grading import runs
 from attnlib.grading.across import RunEnded
-from attnlib.grading.frames import read_frame, write_frame
+from attnlib.grading.frames import MAX_FRAME_BYTES, FrameTimeoutError, read_frame, write_frame
 from attnlib.grading.leave_out import cells_to_leave_out
-from attnlib.grading.plan import (
-    GradedExercise,
-    NotebookPlan,
-    check_positions,
-    plan_of,
-    read_submission,
-)
+from attnlib.grading.plan import GradedExercise, NotebookPlan, check_positions, plan_of
 from attnlib.grading.raised import WireError
-from attnlib.grading.sandbox import Bubblewrap, Docker, Limits, NoSandbox
+from attnlib.grading.sandbox import Limits, Sandbox
 from attnlib.grading.stand_ins import stand_in
+from attnlib.grading.submitted_notebook import parse_notebook
+
+# A call's reply may come this long after the call's own limit (its timer in the sandbox,
+# the reply's encoding) before the grader ends the run.
+CALL_GRACE_SECONDS = 15.0
+# The frames a run sends when no call is pending: a check's description, the end.
+SMALL_FRAME_BYTES = 8 * 2**20
+
+# The status of an exercise's grade.
+PASSED, FAILED, NOT_DONE = "passed", "failed", "not done"
+NOT_CHECKED, NOT_GRADED = "not checked", "not graded"
 
 
 @dataclass(frozen=True)
@@ -51,6 +55,8 @@ class ExerciseGrade:
     score: float
     max_score: float
     report: str  # the checker's report, or why the check could not run
+    status: str = FAILED  # PASSED, FAILED, NOT_DONE, NOT_CHECKED or NOT_GRADED
+    mistake: str = ""  # the mistake the checker named, if any
 
     @property
     def reason(self) -> str:
@@ -66,6 +72,7 @@ class NotebookGrade:
     problem: str = ""  # what stopped the run early, if anything
     log: str = ""  # then, the end of what the run wrote outside its cells
     ran: list[int] = field(default_factory=list)  # the cells run or checked, in order
+    graded: bool = True  # False: the grader could not grade it at all (problem says why)
 
     @property
     def score(self) -> float:
@@ -73,48 +80,59 @@ class NotebookGrade:
 
 
 class _Channel:
-    """Frames to and from the sandboxed run, with a deadline on every wait."""
+    """Frames to and from the sandboxed run, each wait bounded by a deadline."""
 
-    def __init__(self, to_run: Any, from_run: Any, deadline: float) -> None:
-        self._to_run = to_run
+    def __init__(self, run: runs.Run, deadline: float, call_seconds: float) -> None:
+        self._run = run
         self._deadline = deadline
-        self._frames: queue.Queue[dict[str, Any] | Exception | None] = queue.Queue()
-        threading.Thread(target=self._read, args=(from_run,), daemon=True).start()
+        self._call_seconds = call_seconds
 
-    def _read(self, stream: Any) -> None:
-        try:
-            while True:
-                frame = read_frame(stream)
-                self._frames.put(frame)
-                if frame is None:
-                    return
-        except (WireError, OSError, ValueError) as error:
-            self._frames.put(error)
+    def _ended(self, what: str) -> RunEnded:
+        if self._run.killed:
+            return RunEnded(self._run.killed)
+        if self._run.out_of_memory():
+            limit = self._run.limits.sandbox_memory_bytes / 2**30
+            return RunEnded(f"the notebook's run ran out of memory (its limit is {limit:g} GiB)")
+        return RunEnded(what)
 
     def send(self, message: dict[str, Any]) -> None:
         try:
-            write_frame(self._to_run, message)
+            write_frame(self._run.to_run, message, deadline=self._deadline)
+        except FrameTimeoutError:
+            self._run.kill("the notebook's run stopped reading the grader's messages")
+            raise self._ended("the notebook's run went over its time limit") from None
         except (OSError, ValueError) as error:
-            raise RunEnded(f"the notebook's run ended ({error})") from None
+            raise self._ended(f"the notebook's run ended ({error})") from None
 
-    def receive(self) -> dict[str, Any]:
-        left = self._deadline - time.monotonic()
+    def receive(self, *, limit: int = SMALL_FRAME_BYTES, deadline: float | None = None) -> dict:
         try:
-            frame = self._frames.get(timeout=max(left, 0.001))
-        except queue.Empty:
-            raise RunEnded("the notebook's run went over its time limit") from None
+            frame = read_frame(self._run.from_run, limit=limit, deadline=deadline or self._deadline)
+        except FrameTimeoutError:
+            if deadline is not None and deadline < self._deadline:
+                seconds = self._call_seconds
+                why = f"a call of the answer went on past its limit of {seconds:g} s"
+                why += ": the run was ended"
+            else:
+                why = "the notebook's run went over its time limit"
+            self._run.kill(why)
+            raise self._ended(why) from None
+        except WireError as error:
+            self._run.kill(f"the notebook's run sent what is not a message ({error})")
+            raise self._ended(self._run.killed) from None
+        except OSError as error:
+            raise self._ended(f"the notebook's run ended ({error})") from None
         if frame is None:
-            raise RunEnded("the notebook's run ended before its checks were done")
-        if isinstance(frame, Exception):
-            raise RunEnded(f"the notebook's run sent what is not a message ({frame})")
+            raise self._ended("the notebook's run ended before its checks were done")
         return frame
 
     def request(self, message: dict[str, Any]) -> dict[str, Any]:
         self.send(message)
-        frame = self.receive()
+        call_deadline = time.monotonic() + self._call_seconds + CALL_GRACE_SECONDS
+        frame = self.receive(limit=MAX_FRAME_BYTES, deadline=min(call_deadline, self._deadline))
         reply = frame.get("reply")
-        if not isinstance(reply, dict):
-            raise RunEnded("the notebook's run answered a call with something else")
+        if set(frame) != {"reply"} or not isinstance(reply, dict):
+            self._run.kill("the notebook's run answered a call with something else")
+            raise self._ended(self._run.killed)
         return reply
 
 
@@ -132,6 +150,7 @@ def _verdict(exercise: GradedExercise, description: Any, channel: _Channel) -> C
             False,
             f"✗ no `{exercise.answer_name}` was defined when its check ran: run its answer "
             "cell before the check.",
+            done=False,
         )
     try:
         answer = stand_in(channel, description)
@@ -149,67 +168,95 @@ def _verdict(exercise: GradedExercise, description: Any, channel: _Channel) -> C
         )
 
 
+def _status(result: CheckResult) -> str:
+    if result.passed:
+        return PASSED
+    return FAILED if result.done else NOT_DONE
+
+
 def grade_notebook(
-    course_notebook: Path,
-    submission: Path,
-    scratch: Path,
+    course_notebook: bytes,
+    submission: bytes,
     *,
-    sandbox: Bubblewrap | Docker | NoSandbox | None = None,
+    name: str,
+    sandbox: Sandbox,
     limits: Limits | None = None,
     whole: bool = False,
 ) -> NotebookGrade:
-    """Grade ``submission`` against ``course_notebook``, with ``scratch`` as its working copy.
+    """Grade the notebook ``submission`` (bytes as handed in) against ``course_notebook`` (the
+    released notebook called ``name``).
 
     The run leaves out the cells that nothing graded needs (:mod:`attnlib.grading.leave_out`)
     unless ``whole``."""
-    sandbox = sandbox or Bubblewrap()
     limits = limits or Limits()
-    plan = plan_of(course_notebook)
+    plan = plan_of(course_notebook, name)
     start = time.monotonic()
     try:
-        notebook = read_submission(submission)
-    except (OSError, ValueError) as error:
-        return _all_zero(plan, f"✗ not graded: {error}", start)
-    scratch.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(submission, scratch / "submission.ipynb")
-    positions = check_positions(plan, notebook)
-    course = json.loads(course_notebook.read_text(encoding="utf-8"))
+        notebook = parse_notebook(submission, name)
+    except ValueError as error:
+        return not_graded(plan, f"✗ not graded: {error}", time.monotonic() - start)
+    positions, copies = check_positions(plan, notebook)
     checked = {p for p in positions.values() if p is not None}
     by_cell, at_end = _checks_by_cell(plan, positions)
+    course = parse_notebook(course_notebook, name)
     order = {
-        "notebook": f"{sandbox.where(scratch)}/submission.ipynb",
+        "notebook": notebook,
         "checks": by_cell,
+        "copies": {str(index): note for index, note in copies.items()},
         "at_end": at_end,
-        "skip": [] if whole else cells_to_leave_out(course, notebook, checked),
+        "skip": []
+        if whole
+        else cells_to_leave_out(course, notebook, checked, checks_at_end=bool(at_end)),
         "call_seconds": limits.call_seconds,
     }
-    run = _SandboxedRun.start(sandbox, scratch, limits, deadline=start + limits.wall_seconds)
+    try:
+        run = runs.start(sandbox, limits)
+    except runs.SandboxStartError as error:
+        return not_graded(plan, f"✗ not graded: {error}", time.monotonic() - start)
+    deadline = start + limits.wall_seconds
+    watchdog = threading.Timer(
+        max(deadline - time.monotonic(), 0.0),
+        run.kill,
+        args=("the notebook's run went over its time limit",),
+    )
+    watchdog.daemon = True
+    watchdog.start()
+    channel = _Channel(run, deadline, limits.call_seconds)
     grades: dict[str, ExerciseGrade] = {}
     outputs: dict[int, list[dict[str, Any]]] = {}
     ran: list[int] = []
     problem = ""
     try:
-        outputs, ran = _answer_checks(run.channel, plan, order, grades)
+        hello = channel.receive()
+        unsafe = runs.refusal(hello.get("hello"))
+        if unsafe:
+            run.kill(unsafe)
+            raise runs.UnsafeSandboxError(unsafe)
+        outputs, ran = _answer_checks(channel, plan, order, grades)
     except RunEnded as ended:
         problem = str(ended)
+    except runs.UnsafeSandboxError as unsafe:
+        problem = f"✗ not graded: {unsafe}; the grader runs no submission in such a sandbox"
+        return not_graded(plan, problem, time.monotonic() - start)
     finally:
-        run.stop()
+        watchdog.cancel()
+        tail = run.log_tail() if run.killed or problem else ""
+        run.finish()
     why = problem or "the notebook's run ended without reaching this check"
     exercises = [
         grades.get(e.exercise_id)
-        or ExerciseGrade(e.exercise_id, 0.0, e.points, f"✗ not checked: {why}")
+        or ExerciseGrade(e.exercise_id, 0.0, e.points, f"✗ not checked: {why}", NOT_CHECKED)
         for e in plan.exercises
     ]
-    tail = run.log_path.read_bytes()[-2000:].decode("utf-8", errors="replace") if problem else ""
     seconds = time.monotonic() - start
-    return NotebookGrade(plan.name, exercises, outputs, seconds, problem, tail, ran)
+    return NotebookGrade(plan.name, exercises, outputs, seconds, problem, tail[-2000:], ran)
 
 
 def _checks_by_cell(
     plan: NotebookPlan, positions: dict[str, int | None]
 ) -> tuple[dict[str, list[tuple[str, str]]], list[tuple[str, str]]]:
     """The checks to run after each cell (by the cell's position), and those to run at the
-    end: the exercises whose check cell the submission no longer has."""
+    end: the exercises whose check cell the submission no longer has after its answer."""
     by_cell: dict[str, list[tuple[str, str]]] = {}
     at_end = []
     for exercise in plan.exercises:
@@ -222,57 +269,6 @@ def _checks_by_cell(
     return by_cell, at_end
 
 
-@dataclass
-class _SandboxedRun:
-    """The submission's run in the sandbox: its process, the channel to it and its log."""
-
-    process: subprocess.Popen[bytes]
-    sandbox: Bubblewrap | Docker | NoSandbox
-    command: list[str]
-    channel: _Channel
-    to_run: Any
-    log: Any
-    log_path: Path
-
-    @classmethod
-    def start(
-        cls,
-        sandbox: Bubblewrap | Docker | NoSandbox,
-        scratch: Path,
-        limits: Limits,
-        deadline: float,
-    ) -> _SandboxedRun:
-        orders_read, orders_write = os.pipe()
-        reports_read, reports_write = os.pipe()
-        # Over two inherited pipes, or (a container) over its standard input and output.
-        fds = ("0", "1") if sandbox.over_stdio else (str(orders_read), str(reports_write))
-        inner = [sandbox.python, "-m", "attnlib.grading.in_sandbox", *fds]
-        command = sandbox.command(scratch, inner, limits)
-        log_path = scratch.parent / f"{scratch.name}.log"
-        log = log_path.open("wb")  # what the run wrote outside its cells (a crash's traceback)
-        if sandbox.over_stdio:
-            streams = {"stdin": orders_read, "stdout": reports_write, "stderr": log}
-        else:
-            streams = {"stdin": subprocess.DEVNULL, "stdout": log, "stderr": subprocess.STDOUT}
-        process = subprocess.Popen(
-            command,
-            pass_fds=() if sandbox.over_stdio else (orders_read, reports_write),
-            start_new_session=True,  # its own process group, which _stop kills as one
-            **streams,
-        )
-        os.close(orders_read)
-        os.close(reports_write)
-        to_run = os.fdopen(orders_write, "wb", buffering=0)
-        from_run = os.fdopen(reports_read, "rb", buffering=0)
-        channel = _Channel(to_run, from_run, deadline)
-        return cls(process, sandbox, command, channel, to_run, log, log_path)
-
-    def stop(self) -> None:
-        _stop(self.process, self.sandbox, self.command)
-        self.to_run.close()
-        self.log.close()
-
-
 def _answer_checks(
     channel: _Channel, plan: NotebookPlan, order: dict[str, Any], grades: dict[str, ExerciseGrade]
 ) -> tuple[dict[int, list[dict[str, Any]]], list[int]]:
@@ -283,21 +279,34 @@ def _answer_checks(
     while True:
         frame = channel.receive()
         if "check" in frame:
-            exercise = by_id.get(str(frame["check"]))
-            if exercise is None or exercise.exercise_id in grades:
+            exercise = by_id.get(frame["check"]) if isinstance(frame["check"], str) else None
+            answer = frame.get("answer")
+            if (
+                exercise is None
+                or exercise.exercise_id in grades
+                or set(frame)
+                != {
+                    "check",
+                    "answer",
+                }
+            ):
                 raise RunEnded("the notebook's run asked for a check it was not given")
-            result = _verdict(exercise, frame.get("answer"), channel)
+            if answer is not None and not isinstance(answer, dict):
+                raise RunEnded("the notebook's run described its answer wrongly")
+            result = _verdict(exercise, answer, channel)
             grades[exercise.exercise_id] = ExerciseGrade(
                 exercise.exercise_id,
                 exercise.points if result.passed else 0.0,
                 exercise.points,
                 str(result),
+                _status(result),
+                result.mistake,
             )
             channel.send({"verdict": {"passed": bool(result.passed), "report": str(result)}})
         elif "done" in frame:
-            outputs = _outputs(frame["done"])
-            ran = [i for i in frame.get("ran", []) if type(i) is int and i in outputs]
-            return outputs, ran
+            return _outputs(frame.get("done")), _ran(frame.get("ran"))
+        else:
+            raise RunEnded("the notebook's run sent a message the grader did not expect")
 
 
 def _outputs(done: Any) -> dict[int, list[dict[str, Any]]]:
@@ -305,21 +314,21 @@ def _outputs(done: Any) -> dict[int, list[dict[str, Any]]]:
     found: dict[int, list[dict[str, Any]]] = {}
     if isinstance(done, dict):
         for key, value in done.items():
-            if isinstance(key, str) and key.lstrip("-").isdigit() and isinstance(value, list):
+            if key.lstrip("-").isdigit() and len(key) < 10 and isinstance(value, list):
                 found[int(key)] = [v for v in value if isinstance(v, dict)]
     return found
 
 
-def _stop(
-    process: subprocess.Popen[bytes], sandbox: Bubblewrap | Docker | NoSandbox, command: list[str]
-) -> None:
-    if process.poll() is None:
-        sandbox.stop(command)
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGKILL)
-    process.wait()
+def _ran(ran: Any) -> list[int]:
+    """The cells that ran, in order, as far as the list is well formed."""
+    if not isinstance(ran, list):
+        return []
+    return [i for i in ran if type(i) is int and 0 <= i < 1_000_000]
 
 
-def _all_zero(plan: NotebookPlan, why: str, start: float) -> NotebookGrade:
-    exercises = [ExerciseGrade(e.exercise_id, 0.0, e.points, why) for e in plan.exercises]
-    return NotebookGrade(plan.name, exercises, {}, time.monotonic() - start, why)
+def not_graded(plan: NotebookPlan, why: str, seconds: float = 0.0) -> NotebookGrade:
+    """A notebook the grader could not grade at all: every exercise 0, with why."""
+    exercises = [
+        ExerciseGrade(e.exercise_id, 0.0, e.points, why, NOT_GRADED) for e in plan.exercises
+    ]
+    return NotebookGrade(plan.name, exercises, {}, seconds, why, graded=False)

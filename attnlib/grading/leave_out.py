@@ -107,10 +107,20 @@ def _imported(tree: ast.Module) -> set[str]:
 
 
 def cells_to_leave_out(
-    course: dict[str, Any], submission: dict[str, Any], checked: set[int]
+    course: dict[str, Any],
+    submission: dict[str, Any],
+    checked: set[int],
+    *,
+    checks_at_end: bool = True,
 ) -> list[int]:
     """Indices of the submission's code cells that its graded run may leave out. ``checked``:
-    the cells where a check runs instead (the grader's checker, on the answer alone)."""
+    the cells where a check runs instead (the grader's checker, on the answer alone).
+    ``checks_at_end``: whether some check runs after the last cell (its cell is gone); when
+    none does, every cell after the last check is left out too, as no check comes after it."""
+    tail: list[int] = []
+    if checked and not checks_at_end:
+        last = max(checked)
+        tail = [index for index, _, _ in code_cells(submission) if index > last]
     own: set[str] = set()  # the course's cells that are neither answers nor checks
     tagged: set[str] = set()
     for index, source, _ in code_cells(course):
@@ -123,11 +133,11 @@ def cells_to_leave_out(
             tagged.add(source)
     cells = []
     for index, source, _ in code_cells(submission):
-        if index in checked:
+        if index in checked or index in tail:
             continue
         tree = _python(source)
         if tree is None:
-            return []
+            return tail
         cells.append((index, source in own, source in tagged, tree))
     modules = set(dir(builtins)).union(*(_imported(tree) for *_, tree in cells))
     left_out: list[int] = []
@@ -141,9 +151,7 @@ def cells_to_leave_out(
             left_out.append(index)
             bound |= _bound(tree) - modules
             read |= _read(tree) - modules
-    if not left_out:
-        return []
     for _, is_own, _, tree in cells:
         if not is_own and _read(tree) & (bound | read):
-            return []  # the learner's code may need what a left-out cell does
-    return left_out
+            return tail  # the learner's code may need what a left-out cell does
+    return sorted(left_out + tail)

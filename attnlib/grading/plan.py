@@ -14,10 +14,7 @@ from __future__ import annotations
 import ast
 import json
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
-
-MAX_NOTEBOOK_BYTES = 20 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -77,9 +74,9 @@ def _checked_call(source: str) -> tuple[str, str]:
     raise ValueError(f"not a check cell of the course's form: {source!r}")
 
 
-def plan_of(course_notebook: Path) -> NotebookPlan:
-    """The graded exercises of one of the course's notebooks (optional ones carry no points)."""
-    notebook = json.loads(course_notebook.read_text(encoding="utf-8"))
+def plan_of(course_notebook: bytes, name: str) -> NotebookPlan:
+    """The graded exercises of the course's notebook ``name`` (optional ones carry no points)."""
+    notebook = json.loads(course_notebook.decode("utf-8"))
     exercises = []
     for cell in notebook["cells"]:
         meta = nbgrader_of(cell)
@@ -87,27 +84,14 @@ def plan_of(course_notebook: Path) -> NotebookPlan:
             continue
         check_id = str(meta["grade_id"])
         if not check_id.endswith("_check"):
-            raise ValueError(f"{course_notebook.name}: a graded cell {check_id} is not a check")
+            raise ValueError(f"{name}: a graded cell {check_id} is not a check")
         checker, answer = _checked_call(_source(cell))
         exercises.append(
             GradedExercise(
                 check_id.removesuffix("_check"), check_id, checker, answer, float(meta["points"])
             )
         )
-    return NotebookPlan(course_notebook.name, tuple(exercises))
-
-
-def read_submission(path: Path) -> dict[str, Any]:
-    """A submitted notebook as data, or a ValueError saying why it cannot be graded."""
-    if path.stat().st_size > MAX_NOTEBOOK_BYTES:
-        raise ValueError(f"{path.name} is over {MAX_NOTEBOOK_BYTES // 2**20} MB")
-    try:
-        notebook = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
-        raise ValueError(f"{path.name} is not a notebook: {error}") from error
-    if not isinstance(notebook, dict) or not isinstance(notebook.get("cells"), list):
-        raise ValueError(f"{path.name} is not a notebook: no list of cells")
-    return notebook
+    return NotebookPlan(name, tuple(exercises))
 
 
 def code_cells(notebook: dict[str, Any]) -> list[tuple[int, str, str]]:
@@ -119,10 +103,32 @@ def code_cells(notebook: dict[str, Any]) -> list[tuple[int, str, str]]:
     return found
 
 
-def check_positions(plan: NotebookPlan, notebook: dict[str, Any]) -> dict[str, int | None]:
-    """For each exercise, the index of the submission's cell where its check runs: its check
-    cell (the first with that grade id), or None for the notebook's end."""
-    first: dict[str, int] = {}
-    for index, _, grade_id in code_cells(notebook):
-        first.setdefault(grade_id, index)
-    return {e.exercise_id: first.get(e.check_id) for e in plan.exercises}
+def check_positions(
+    plan: NotebookPlan, notebook: dict[str, Any]
+) -> tuple[dict[str, int | None], dict[int, str]]:
+    """For each exercise, the index of the submission's cell where its check runs (None: at
+    the notebook's end); and the other cells that carry a check's grade id, each with the note
+    the feedback shows there.
+
+    A check runs at the first cell with its grade id after the exercise's answer cell (the
+    last cell with the answer's grade id), or, when the answer cell is gone, at the first
+    cell with its grade id; with no such cell, at the end. So a check cell pasted above its
+    answer (a copy keeps its grade id) still checks the answer."""
+    cells = code_cells(notebook)
+    positions: dict[str, int | None] = {}
+    copies: dict[int, str] = {}
+    for exercise in plan.exercises:
+        answers = [i for i, _, grade_id in cells if grade_id == exercise.exercise_id]
+        checks = [i for i, _, grade_id in cells if grade_id == exercise.check_id]
+        after = answers[-1] if answers else -1
+        later = [i for i in checks if i > after]
+        position = later[0] if later else None
+        positions[exercise.exercise_id] = position
+        where = f"at cell {position}" if position is not None else "at the end of the notebook"
+        for index in checks:
+            if index != position:
+                copies[index] = (
+                    f"(a copy of the check of {exercise.exercise_id}: the grader checks it "
+                    f"{where}, after its answer)"
+                )
+    return positions, copies

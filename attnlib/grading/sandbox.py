@@ -1,21 +1,32 @@
-"""The wall around a submission: bubblewrap on Linux, with limits on time, memory and files.
+"""The wall around a submission: bubblewrap on Linux, a container elsewhere, with limits on
+time, memory, processes, CPU and disk.
 
-:class:`Bubblewrap` runs the sandboxed side of grading (:mod:`attnlib.grading.in_sandbox`) with:
+:class:`Bubblewrap` starts a command (the warm sandbox's server, :mod:`attnlib.grading.fork_server`)
+with:
 
-- no network (every namespace unshared, the network's included);
+- no network (every namespace its own: user, pid, network, IPC, UTS, cgroup), and no way to
+  make another user namespace inside;
+- no capability and no way to gain one, as an unprivileged id: as the grader's own id, or, when
+  the grader runs as root, as an id of its own (:mod:`attnlib.grading.unprivileged`);
+- nothing of the grader's environment: bubblewrap itself starts with an empty one, so that not
+  even its process 1 holds the grader's variables, and the sandbox gets a fixed few;
 - the system and the course's software (Python, the virtual environment, attnlib) read-only,
   and nothing else of the machine: not the course directory with its answer key, gradebook,
   configuration and other students' submissions, not the git checkout, not the home directory;
 - attnlib's stored solutions (``attnlib/data/solutions.json``) hidden behind an empty file;
-- one writable directory, the submission's scratch copy, and a private ``/tmp``;
-- a memory limit (the address space), a CPU-time limit and a limit on the size of any file it
-  writes; the grader adds a wall-clock limit and kills the whole process group at it.
+- its writable places in RAM, each with a size: the scratch directory ``/grading``, ``/tmp``
+  and ``/dev/shm`` (``/dev`` itself read-only), so that nothing it writes reaches the host's
+  disk;
+- a cgroup of its own (:mod:`attnlib.grading.cgroups`) for its memory as a whole, its
+  processes and its CPU, where one can be made; and per-process limits (address space, CPU
+  time, file size) in every case.
 
 :class:`Docker` is the same wall for macOS and Windows hosts (and Linux without bubblewrap):
 one container per notebook, from the grading image (``instructors/grading/Dockerfile``), with
 no network, a read-only file system but for the scratch directory and a private ``/tmp``,
-no capabilities, and limits on memory, processes, CPUs and file size. The grader talks to it
-over the container's standard input and output, and kills the container at the time limit.
+no capabilities, an unprivileged user, and limits on memory, processes, CPUs and file size.
+The grader talks to it over the container's standard input and output, and kills the container
+at the time limit.
 
 :class:`NoSandbox` runs the same command with the limits but without the wall: for a machine
 where the wall is already something else (a throwaway VM), never for submissions on a shared
@@ -26,30 +37,44 @@ Part of the grader of notebooks 00–12 (:mod:`attnlib.grading`).
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import subprocess
 import sys
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import attnlib
+from attnlib.grading import cgroups, unprivileged
 
-INSIDE = "/grading"  # where the scratch directory appears inside the sandbox
+INSIDE = "/grading"  # the scratch directory, inside the sandbox
 
 
 @dataclass(frozen=True)
 class Limits:
     wall_seconds: float = 900.0  # one notebook, all its cells and checks
     call_seconds: float = 120.0  # one call of the learner's code by a checker
-    memory_bytes: int = 8 * 2**30  # address space: torch reserves much it never touches
-    file_bytes: int = 512 * 2**20
+    memory_bytes: int = 8 * 2**30  # one process's address space: torch reserves much
+    file_bytes: int = 512 * 2**20  # any file it writes
+    sandbox_memory_bytes: int = 6 * 2**30  # the whole sandbox, RAM-backed files included
+    processes: int = 256  # processes and threads of the whole sandbox
+    cpus: float = 1.0  # cores' worth of CPU time for the whole sandbox
+    scratch_bytes: int = 512 * 2**20  # /grading
+    tmp_bytes: int = 512 * 2**20  # /tmp
+    shm_bytes: int = 64 * 2**20  # /dev/shm
 
-    def command(self, inner: list[str]) -> list[str]:
-        """``inner`` under these limits, set by util-linux's prlimit before it starts (soft and
-        hard alike: the sandboxed run cannot raise them again)."""
-        cpu = int(self.wall_seconds) + 60
+    @property
+    def cpu_seconds(self) -> int:
+        """One notebook's CPU time (a process's, as the kernel counts it)."""
+        return int(self.wall_seconds) + 60
+
+    def per_process(self, inner: list[str], cpu_seconds: int | None = None) -> list[str]:
+        """``inner`` under the per-process limits, set by util-linux's prlimit before it
+        starts (soft and hard alike: the sandboxed run cannot raise them again)."""
+        cpu = cpu_seconds or self.cpu_seconds
         return [
             "prlimit",
             f"--as={self.memory_bytes}",
@@ -59,6 +84,9 @@ class Limits:
             *inner,
         ]
 
+    def cgroup(self) -> cgroups.CgroupLimits:
+        return cgroups.CgroupLimits(self.sandbox_memory_bytes, self.processes, self.cpus)
+
 
 def _software() -> list[Path]:
     """The directories the sandbox needs to read: Python, the venv and attnlib's source."""
@@ -66,7 +94,65 @@ def _software() -> list[Path]:
     return sorted(p.resolve() for p in found)
 
 
+def _solutions() -> Path:
+    return (Path(attnlib.__file__).parent / "data" / "solutions.json").resolve()
+
+
 SYSTEM = ("/usr", "/bin", "/lib", "/lib64", "/sbin", "/etc")
+# What bubblewrap itself is started with: nothing of the grader's environment.
+LAUNCH_ENVIRONMENT = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
+
+
+def environment(home: str) -> list[tuple[str, str]]:
+    """The sandbox's whole environment."""
+    path = os.pathsep.join([str(Path(sys.executable).parent), "/usr/bin", "/bin"])
+    return [
+        ("PATH", path),
+        ("HOME", home),
+        ("TMPDIR", "/tmp"),
+        ("MPLCONFIGDIR", f"{home}/.matplotlib"),
+        ("MPLBACKEND", "Agg"),
+        ("HF_HUB_OFFLINE", "1"),
+        ("TRANSFORMERS_OFFLINE", "1"),
+        ("PYTHONHASHSEED", "0"),
+        ("PYTHONDONTWRITEBYTECODE", "1"),
+        ("OMP_NUM_THREADS", "1"),
+        ("MKL_NUM_THREADS", "1"),
+        ("OPENBLAS_NUM_THREADS", "1"),
+        ("LANG", "C.UTF-8"),
+    ]
+
+
+@functools.cache
+def _bwrap_supports(option: str, executable: str) -> bool:
+    shown = subprocess.run([executable, "--help"], capture_output=True, text=True, check=False)
+    return option in shown.stdout + shown.stderr
+
+
+def _ancestors(paths: list[Path]) -> list[str]:
+    """Every folder above ``paths``, outermost first, without the root."""
+    found: set[Path] = set()
+    for path in paths:
+        found.update(p for p in path.parents if p != Path("/"))
+    return [str(p) for p in sorted(found, key=lambda p: len(p.parts))]
+
+
+@dataclass
+class Launched:
+    """A walled process, with what must outlive its start and go at its end."""
+
+    process: subprocess.Popen[bytes]
+    cgroup: cgroups.Cgroup | None = None
+    namespace: unprivileged.UserNamespace | None = None
+    sandbox_uid: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def release(self) -> None:
+        """After the process has been killed and waited for."""
+        if self.namespace is not None:
+            self.namespace.close()
+        if self.cgroup is not None:
+            self.cgroup.remove()
 
 
 @dataclass(frozen=True)
@@ -74,50 +160,106 @@ class Bubblewrap:
     """Debian's bubblewrap, ``bwrap``."""
 
     executable: str = "bwrap"
+    python = sys.executable
+    warm = True  # notebooks run as children of a warm sandbox (attnlib.grading.fork_server)
 
     def available(self) -> bool:
         return shutil.which(self.executable) is not None
 
-    python = sys.executable
-    over_stdio = False  # the run's frames go over two pipes it inherits
-
-    def command(self, scratch: Path, inner: list[str], limits: Limits) -> list[str]:
-        args = [self.executable, "--unshare-all", "--die-with-parent", "--new-session"]
+    def arguments(self, limits: Limits, *, as_root: bool, pid1: bool) -> list[str]:
+        """bubblewrap's options (without the user namespace's, which :meth:`launch` adds)."""
+        args = ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts"]
+        args += ["--unshare-cgroup-try", "--die-with-parent", "--new-session"]
+        args += ["--as-pid-1"] if pid1 else []
         # /tmp first: the course's software may itself lie under /tmp (a CI clone), and a
         # tmpfs mounted after its binds would hide them.
-        args += ["--tmpfs", "/tmp", "--proc", "/proc", "--dev", "/dev"]
+        args += ["--perms", "1777", "--size", str(limits.tmp_bytes), "--tmpfs", "/tmp"]
+        args += ["--proc", "/proc", "--dev", "/dev"]
+        args += ["--perms", "1777", "--size", str(limits.shm_bytes), "--tmpfs", "/dev/shm"]
+        args += ["--remount-ro", "/dev"]
         for path in SYSTEM:
             if Path(path).exists():
                 args += ["--ro-bind", path, path]
-        for path in _software():
+        software = _software()
+        for folder in _ancestors(software):  # bubblewrap would make them closed to others
+            if folder not in SYSTEM and folder != "/tmp":
+                args += ["--perms", "0755", "--dir", folder]
+        for path in software:
             args += ["--ro-bind", str(path), str(path)]
-        solutions = Path(attnlib.__file__).parent / "data" / "solutions.json"
-        if solutions.exists():
-            args += ["--ro-bind", "/dev/null", str(solutions.resolve())]
-        args += ["--bind", str(scratch), INSIDE, "--chdir", INSIDE]
-        args += ["--clearenv", *_environment(INSIDE)]
-        return limits.command([*args, "--", *inner])
+        if _solutions().exists():
+            args += ["--ro-bind", "/dev/null", str(_solutions())]
+        scratch = ["--size", str(limits.scratch_bytes), "--tmpfs", INSIDE]
+        args += ["--perms", "0777" if as_root else "0700", *scratch, "--chdir", INSIDE]
+        args += ["--clearenv"]
+        for key, value in environment(INSIDE):
+            args += ["--setenv", key, value]
+        return args
 
-    def where(self, scratch: Path) -> str:
-        return INSIDE
-
-    def stop(self, command: list[str]) -> None:
-        """Nothing outlives the process group the grader kills."""
+    def launch(
+        self,
+        inner: list[str],
+        limits: Limits,
+        *,
+        pid1: bool = False,
+        pass_fds: tuple[int, ...] = (),
+        cpu_seconds: int | None = None,
+        **streams: Any,
+    ) -> Launched:
+        """Start ``inner`` inside the wall; the caller kills its process group at the end and
+        then calls :meth:`Launched.release`."""
+        as_root = unprivileged.is_root()
+        cgroup = cgroups.create(limits.cgroup())
+        namespace, uid = None, None
+        try:
+            if as_root:
+                uid = unprivileged.pick_id()
+                namespace = unprivileged.UserNamespace.make(uid)
+                users = ["--userns", str(namespace.fd), "--uid", "0", "--gid", "0"]
+                users += ["--cap-drop", "ALL"]
+                for capability in ("CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP"):
+                    users += ["--cap-add", capability]
+                inner = [*unprivileged.becoming(uid), *inner]
+            else:
+                users = ["--unshare-user", "--cap-drop", "ALL"]
+                if _bwrap_supports("--disable-userns", self.executable):
+                    users += ["--disable-userns"]
+            args = [self.executable, *users, *self.arguments(limits, as_root=as_root, pid1=pid1)]
+            walled = limits.per_process([*args, "--", *inner], cpu_seconds)
+            command = cgroups.joining(cgroup, walled)
+            fds = (*pass_fds, namespace.fd) if namespace is not None else pass_fds
+            process = subprocess.Popen(
+                command,
+                pass_fds=fds,
+                start_new_session=True,  # its own process group, which the caller kills as one
+                env=LAUNCH_ENVIRONMENT,
+                **streams,
+            )
+        except BaseException:
+            if namespace is not None:
+                namespace.close()
+            if cgroup is not None:
+                cgroup.remove()
+            raise
+        if namespace is not None:  # bubblewrap holds it now
+            namespace.close()
+            namespace = None
+        return Launched(process, cgroup, None, uid)
 
 
 @dataclass(frozen=True)
 class NoSandbox:
     """The same run without the wall (inside a container that is the wall)."""
 
+    python = sys.executable
+    over_stdio = False
+    warm = False
+
     def available(self) -> bool:
         return True
 
-    python = sys.executable
-    over_stdio = False
-
     def command(self, scratch: Path, inner: list[str], limits: Limits) -> list[str]:
-        env = ["env", "-i", *(a for pair in _pairs(str(scratch)) for a in [f"{pair[0]}={pair[1]}"])]
-        return limits.command([*env, *inner])
+        env = ["env", "-i", *(f"{key}={value}" for key, value in environment(str(scratch)))]
+        return limits.per_process(["setpriv", "--no-new-privs", "--", *env, *inner])
 
     def where(self, scratch: Path) -> str:
         return str(scratch)
@@ -136,6 +278,7 @@ class Docker:
     executable: str = "docker"
     python = "python"  # the image's
     over_stdio = True  # frames over the container's standard input and output
+    warm = False
 
     def available(self) -> bool:
         if shutil.which(self.executable) is None:
@@ -147,15 +290,17 @@ class Docker:
 
     def command(self, scratch: Path, inner: list[str], limits: Limits) -> list[str]:
         scratch.chmod(0o777)  # the image's unprivileged user writes there
-        memory = f"{limits.memory_bytes // 2**20}m"
+        memory = f"{limits.sandbox_memory_bytes // 2**20}m"
         args = [self.executable, "run", "--rm", "--interactive", "--init"]
         args += ["--name", f"attnlib-grading-{uuid.uuid4().hex[:12]}"]
-        args += ["--network", "none", "--read-only", "--tmpfs", "/tmp:rw,size=1g"]
+        args += ["--network", "none", "--read-only"]
+        args += ["--tmpfs", f"/tmp:rw,size={limits.tmp_bytes // 2**20}m"]
         args += ["--cap-drop", "ALL", "--security-opt", "no-new-privileges"]
-        args += ["--pids-limit", "256", "--cpus", "1", "--memory", memory]
-        args += ["--memory-swap", memory, "--ulimit", f"fsize={limits.file_bytes}"]
+        args += ["--pids-limit", str(limits.processes), "--cpus", f"{limits.cpus:g}"]
+        args += ["--memory", memory, "--memory-swap", memory]
+        args += ["--ulimit", f"fsize={limits.file_bytes}"]
         args += ["--volume", f"{scratch}:{INSIDE}:rw", "--workdir", INSIDE]
-        for key, value in _pairs(INSIDE):
+        for key, value in environment(INSIDE):
             if key != "PATH":  # the image's own
                 args += ["--env", f"{key}={value}"]
         return [*args, self.image, *inner]
@@ -171,31 +316,10 @@ class Docker:
         )
 
 
-def _pairs(home: str) -> list[tuple[str, str]]:
-    path = os.pathsep.join([str(Path(sys.executable).parent), "/usr/bin", "/bin"])
-    return [
-        ("PATH", path),
-        ("HOME", home),
-        ("TMPDIR", "/tmp"),
-        ("MPLCONFIGDIR", f"{home}/.matplotlib"),
-        ("HF_HUB_OFFLINE", "1"),
-        ("TRANSFORMERS_OFFLINE", "1"),
-        ("PYTHONHASHSEED", "0"),
-        ("PYTHONDONTWRITEBYTECODE", "1"),
-        ("OMP_NUM_THREADS", "1"),
-        ("MKL_NUM_THREADS", "1"),
-        ("LANG", "C.UTF-8"),
-    ]
+Sandbox = Bubblewrap | Docker | NoSandbox
 
 
-def _environment(home: str) -> list[str]:
-    args: list[str] = []
-    for key, value in _pairs(home):
-        args += ["--setenv", key, value]
-    return args
-
-
-def named_sandbox(name: str) -> Bubblewrap | Docker | NoSandbox:
+def named_sandbox(name: str) -> Sandbox:
     """The sandbox ``--sandbox`` names: ``bubblewrap``, ``docker`` or ``docker:IMAGE``, or
     ``none``."""
     kind, _, image = name.partition(":")

@@ -27,7 +27,8 @@ REPO = Path(__file__).resolve().parents[2]
 NOTEBOOK = "02_softmax_and_scaling.ipynb"
 
 STAND_IN = """#!{python}
-import json, os, pathlib, subprocess, sys
+import json, os, pathlib, signal, sys
+from attnlib.grading.sandbox import Bubblewrap, Limits
 
 state = pathlib.Path({state!r})
 args = sys.argv[1:]
@@ -35,7 +36,7 @@ if args[0] == "image":
     sys.exit(0)
 if args[0] == "kill":
     (state / "killed").write_text(args[1], encoding="utf-8")
-    os.kill(int((state / args[1]).read_text(encoding="utf-8")), 9)
+    os.killpg(int((state / args[1]).read_text(encoding="utf-8")), signal.SIGKILL)
     sys.exit(0)
 assert args[0] == "run", args
 (state / "run.json").write_text(json.dumps(args), encoding="utf-8")
@@ -49,14 +50,13 @@ while args[i].startswith("--"):
     else:
         i += 1
 image, inner = args[i], args[i + 1:]
-source, inside, _ = options["--volume"][0].split(":")
-env = dict(e.split("=", 1) for e in options["--env"])
-env["PATH"] = {path!r}
-command = ["bwrap", "--dev-bind", "/", "/", "--bind", source, inside, "--chdir", inside,
-           "--", {python!r}, *inner[1:]]
-child = subprocess.Popen(command, env=env)
-(state / options["--name"][0]).write_text(str(child.pid), encoding="utf-8")
-sys.exit(child.wait())
+# The "container": the image's command behind the bubblewrap wall, over this process's
+# standard input and output, as an unprivileged user with no capabilities.
+launched = Bubblewrap().launch([{python!r}, *inner[1:]], Limits(), stdin=0, stdout=1, stderr=2)
+(state / options["--name"][0]).write_text(str(launched.process.pid), encoding="utf-8")
+code = launched.process.wait()
+launched.release()
+sys.exit(code)
 """
 
 
@@ -83,18 +83,17 @@ def docker(tmp_path: Path) -> tuple[Docker, Path]:
     return Docker(image="attnlib-grader", executable=str(executable)), state
 
 
-def _grade(tmp_path: Path, sandbox: Docker, notebook: dict[str, Any], seconds: float = 300):
-    submission = tmp_path / "submitted.ipynb"
-    submission.write_text(json.dumps(notebook), encoding="utf-8")
-    course = REPO / "notebooks" / NOTEBOOK
+def _grade(sandbox: Docker, notebook: dict[str, Any], seconds: float = 300):
+    course = (REPO / "notebooks" / NOTEBOOK).read_bytes()
+    submission = json.dumps(notebook).encode()
     limits = Limits(wall_seconds=seconds)
-    return grade_notebook(course, submission, tmp_path / "scratch", sandbox=sandbox, limits=limits)
+    return grade_notebook(course, submission, name=NOTEBOOK, sandbox=sandbox, limits=limits)
 
 
 def test_the_container_is_walled_in(docker: tuple[Docker, Path], tmp_path: Path) -> None:
     sandbox, state = docker
     assert sandbox.available()
-    grade = _grade(tmp_path, sandbox, _answer_key())
+    grade = _grade(sandbox, _answer_key())
     assert grade.score == 3, [e.report for e in grade.exercises]
     run = json.loads((state / "run.json").read_text(encoding="utf-8"))
     pairs = set(itertools.pairwise(run))
@@ -102,12 +101,15 @@ def test_the_container_is_walled_in(docker: tuple[Docker, Path], tmp_path: Path)
         ("--network", "none"),
         ("--cap-drop", "ALL"),
         ("--security-opt", "no-new-privileges"),
-        ("--memory", f"{Limits().memory_bytes // 2**20}m"),
-        ("--memory-swap", f"{Limits().memory_bytes // 2**20}m"),
+        ("--memory", f"{Limits().sandbox_memory_bytes // 2**20}m"),
+        ("--memory-swap", f"{Limits().sandbox_memory_bytes // 2**20}m"),
+        ("--pids-limit", str(Limits().processes)),
+        ("--cpus", "1"),
         ("--ulimit", f"fsize={Limits().file_bytes}"),
-        ("--volume", f"{tmp_path / 'scratch'}:/grading:rw"),
     ]:
         assert pair in pairs, pair
+    (volume,) = [b for a, b in pairs if a == "--volume"]
+    assert volume.endswith(":/grading:rw"), volume
     assert {"--rm", "--read-only", "--interactive", "--init"} <= set(run)
     assert run[run.index("attnlib-grader") + 1 :][:3] == [
         "python",
@@ -122,7 +124,7 @@ def test_writing_to_fd_1_does_not_break_the_frames(
 ) -> None:
     sandbox, _ = docker
     noise = "import os\nos.write(1, b'\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x10{not a frame}')"
-    grade = _grade(tmp_path, sandbox, _answer_key(noise))
+    grade = _grade(sandbox, _answer_key(noise))
     assert grade.score == 3, (grade.problem, [e.report for e in grade.exercises])
 
 
@@ -130,7 +132,7 @@ def test_a_run_out_of_time_has_its_container_killed(
     docker: tuple[Docker, Path], tmp_path: Path
 ) -> None:
     sandbox, state = docker
-    grade = _grade(tmp_path, sandbox, _answer_key("while True:\n    pass"), seconds=20)
+    grade = _grade(sandbox, _answer_key("while True:\n    pass"), seconds=20)
     assert grade.score == 0
     assert "time limit" in grade.problem
     name = json.loads((state / "run.json").read_text(encoding="utf-8"))
