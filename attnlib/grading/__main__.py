@@ -3,7 +3,7 @@
     python -m attnlib.grading course-dir DIR [--answer-key instructors/notebooks]
     python -m attnlib.grading autograde DIR [--workers N | --scheduler ADDRESS]
                                             [--student NAME …] [--whole] [--time-limit S]
-                                            [--call-time-limit S]
+                                            [--call-time-limit S] [--memory-limit GIB]
                                             [--sandbox bubblewrap | docker[:IMAGE] | none]
 
 ``make course-dir DIR=…`` and ``make autograde COURSE=…`` run these from the checkout.
@@ -77,6 +77,7 @@ def _tasks(
             sandbox=args.sandbox,
             wall_seconds=args.time_limit,
             call_seconds=args.call_time_limit,
+            memory_bytes=int(args.memory_limit * 2**30),
             whole=args.whole,
         )
         for student in students
@@ -105,7 +106,7 @@ def _autograde(args: argparse.Namespace) -> int:
         else:
             print(f"no {args.sandbox}: is Docker running, and the image built (the guide)?")
         return 2
-    unsafe = preflight(sandbox, Limits(wall_seconds=args.time_limit))
+    unsafe = preflight(sandbox, Limits())
     if unsafe:
         print(f"not grading: {unsafe}.")
         print("See the guide's 'Grading security': run the grader as an unprivileged user, or")
@@ -172,6 +173,9 @@ def main(argv: list[str] | None = None) -> int:
     grade.add_argument("--time-limit", type=float, default=900.0, help="s per notebook")
     grade.add_argument(
         "--call-time-limit", type=float, default=120.0, help="s per call of the learner's code"
+    )
+    grade.add_argument(
+        "--memory-limit", type=float, default=6.0, help="GiB for a sandbox, its RAM files included"
     )
     grade.add_argument("--whole", action="store_true", help="run every cell (training cells too)")
     grade.add_argument(

@@ -15,9 +15,11 @@ Part of the grader of notebooks 00–12 (:mod:`attnlib.grading`).
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 MAX_NOTEBOOK_BYTES = 20 * 1024 * 1024
+_SURROGATE = re.compile("[\ud800-\udfff]")
 MAX_DEPTH = 64  # nbformat's own schema is a few levels deep; outputs and metadata a few more
 
 # The types of what the grader reads, by field of a cell's nbgrader metadata.
@@ -33,8 +35,12 @@ _NBGRADER_FIELDS: dict[str, tuple[type, ...]] = {
 
 
 def writable_text(text: str) -> str:
-    """``text`` with every lone surrogate replaced by U+FFFD: writable as UTF-8."""
-    return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    """``text`` with each lone surrogate replaced by U+FFFD: writable as UTF-8."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _SURROGATE.sub("\ufffd", text)
+    return text
 
 
 def writable(value: Any) -> Any:

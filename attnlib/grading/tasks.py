@@ -29,6 +29,8 @@ from multiprocessing import get_context
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
+from attnlib.grading.sandbox import Limits
+
 
 @dataclass(frozen=True)
 class Task:
@@ -40,20 +42,28 @@ class Task:
     # or "none", where the whole machine is the wall
     wall_seconds: float = 900.0
     call_seconds: float = 120.0
+    memory_bytes: int = 6 * 2**30  # the whole sandbox's
     whole: bool = False  # run every cell, even those nothing graded needs
+
+    def limits(self) -> Limits:
+        return Limits(
+            wall_seconds=self.wall_seconds,
+            call_seconds=self.call_seconds,
+            sandbox_memory_bytes=self.memory_bytes,
+        )
 
 
 def run_task(task: Task) -> dict[str, Any]:
     """Grade one task; the result as plain data (:class:`~judge.NotebookGrade`'s fields)."""
     from attnlib.grading.judge import grade_notebook
-    from attnlib.grading.sandbox import Limits, named_sandbox
+    from attnlib.grading.sandbox import named_sandbox
 
     grade = grade_notebook(
         task.course_notebook,
         task.submission,
         name=task.notebook,
         sandbox=named_sandbox(task.sandbox),
-        limits=Limits(wall_seconds=task.wall_seconds, call_seconds=task.call_seconds),
+        limits=task.limits(),
         whole=task.whole,
     )
     result = dataclasses.asdict(grade)

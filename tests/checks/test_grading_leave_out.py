@@ -97,3 +97,21 @@ def test_a_cell_that_is_not_python_runs_everything() -> None:
 def test_untagged_course_cells_are_never_left_out_on_their_own() -> None:
     untagged = {"cells": [SETUP, _code(TRAIN["source"]), ANSWER, CHECK]}
     assert _left_out(untagged) == []
+
+
+def test_with_no_check_at_the_end_every_cell_after_the_last_check_is_left_out() -> None:
+    course = _course(_code("print(double(data))"), _code("print(model)"))
+    left_out = cells_to_leave_out(course, course, checked={3}, checks_at_end=False)
+    assert left_out == [1, 4, 5]  # nothing after the last check can change a grade
+
+
+def test_a_check_at_the_end_keeps_the_cells_after_the_last_check_cell() -> None:
+    course = _course(_code("print(double(2))"))
+    assert cells_to_leave_out(course, course, checked={3}, checks_at_end=True) == [1]
+
+
+def test_the_cells_after_the_last_check_go_even_when_the_rest_must_run() -> None:
+    submission = _course(_code(TRAIN["source"]), _code("print(model)"))
+    submission["cells"].insert(2, _code("print(model)"))  # a learner's cell reads the model
+    left_out = cells_to_leave_out(_course(), submission, checked={4}, checks_at_end=False)
+    assert left_out == [5, 6]
