@@ -17,7 +17,7 @@ LEARNER_NOTEBOOKS := $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
 # which `make portability` checks), so the notebooks use every core.
 export PYTHONHASHSEED := 0
 
-.PHONY: colab binder site site-check setup instructor browser-deps grading-deps grading-image course-dir autograde lab lab-instructors editions test lint unit unit-fast nbval portability pip-path grading browser screenshots notebooks figures bench claims student format clean
+.PHONY: colab binder site site-check setup instructor browser-deps grading-deps grading-image course-dir autograde class-report lab lab-instructors editions test lint unit unit-fast nbval portability pip-path grading browser screenshots notebooks figures bench claims student format clean
 
 # On Linux, PyPI's torch is a CUDA build of several GB. PyTorch's own index has the CPU build
 # of the same release, 2.13.0+cpu, which constraints.txt admits and pip prefers to 2.13.0.
@@ -173,6 +173,13 @@ autograde: instructor $(if $(filter bubblewrap,$(SANDBOX)),grading-deps)
 	@test -n "$(COURSE)" || { echo "usage: make autograde COURSE=/path/to/course-dir"; exit 2; }
 	HF_HUB_OFFLINE=1 $(BIN)/python -m attnlib.grading autograde "$(COURSE)" --sandbox $(SANDBOX) \
 		$(if $(WORKERS),--workers $(WORKERS)) $(if $(SCHEDULER),--scheduler $(SCHEDULER))
+
+# What the class got right and wrong, from what autograde wrote (gradebook.db and grades.csv
+# alone): COURSE/class-report/index.html, per exercise the scores, the results and the most
+# common mistakes, with the exercises most often not passed first.
+class-report: instructor
+	@test -n "$(COURSE)" || { echo "usage: make class-report COURSE=/path/to/course-dir"; exit 2; }
+	$(BIN)/python -m attnlib.grading.class_report "$(COURSE)"
 
 # The image of the container sandbox (instructors/grading/Dockerfile), built with the Python
 # that the grader itself runs.

@@ -6,4 +6,5 @@ checkers run in the grader's process on stand-ins for the learner's answers
 sees an expected value. Only the grader writes the gradebook, ``grades.csv`` and the feedback
 notebooks (:mod:`~attnlib.grading.records`). The instructors' guide, "Grading", shows the
 commands; "Grading security" says what the sandbox guards and what it does not.
+``make class-report``: what the class got right and wrong (:mod:`~attnlib.grading.class_report`).
 """
