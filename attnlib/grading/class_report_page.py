@@ -301,7 +301,9 @@ def _exercise_html(exercise: ExerciseSummary, number: int) -> str:
         if notes:
             parts.append(f"<p class=quiet>{'; '.join(notes)}.</p>")
     elif exercise.results["failed"]:
-        parts.append("<p class=quiet>The checker named no mistake for the failed answers.</p>")
+        failed = exercise.results["failed"]
+        answers = "answer" if failed == 1 else "answers"
+        parts.append(f"<p class=quiet>No mistake was named for the {failed} failed {answers}.</p>")
     if exercise.stops:
         parts.append(_tally_table("Why the check did not run", exercise.stops))
     return "\n".join(parts) + "</section>"

@@ -6,7 +6,9 @@ be read. Every count below is worked out by hand from the table in CLASS."""
 from __future__ import annotations
 
 import csv
+import datetime
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -405,6 +407,30 @@ def test_files_grading_did_not_write_give_a_clear_error(
     error = capsys.readouterr().err
     assert error.startswith("class report: ") and expected in error, error
     assert not (tmp_path / "class-report").exists()
+
+
+def test_a_picture_of_the_report(course: Path, tmp_path: Path) -> None:
+    """With ATTNLIB_CLASS_REPORT_PICTURE=PATH (``make screenshots``), the test class's report
+    as headless Chromium shows it, to PATH (figures/class-report.png): its top 2400 pixels."""
+    target = os.environ.get("ATTNLIB_CLASS_REPORT_PICTURE")
+    if not target:
+        pytest.skip("set ATTNLIB_CLASS_REPORT_PICTURE=PATH to take the picture")
+    chromium = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+    autumn = tmp_path / "autumn-class"
+    autumn.mkdir()
+    for name in ("gradebook.db", "grades.csv"):
+        shutil.copy2(course / name, autumn / name)
+    friday = datetime.datetime(2025, 9, 12, 17, 5).timestamp()  # the page says when
+    os.utime(autumn / "grades.csv", (friday, friday))
+    page = write_report(class_summary(autumn), autumn / "class-report")
+    options = ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars"]
+    subprocess.run(
+        [chromium, *options, f"--screenshot={target}", "--window-size=1200,2400", page.as_uri()],
+        capture_output=True,
+        check=True,
+        timeout=120,
+    )
+    assert 20_000 < Path(target).stat().st_size < 400_000
 
 
 def test_make_class_report_says_how_to_call_it() -> None:
