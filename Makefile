@@ -17,7 +17,7 @@ LEARNER_NOTEBOOKS := $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
 # which `make portability` checks), so the notebooks use every core.
 export PYTHONHASHSEED := 0
 
-.PHONY: colab binder site site-check setup instructor browser-deps grading-deps grading-image course-dir autograde class-report lab lab-instructors editions test lint unit unit-fast nbval portability pip-path grading browser screenshots notebooks figures bench claims student format clean
+.PHONY: colab binder site site-check setup instructor browser-deps grading-deps grading-image course-dir autograde class-report lab lab-instructors editions test lint unit unit-fast nbval portability pip-path grading browser screenshots notebooks figures bench claims student release publish-solutions format clean
 
 # On Linux, PyPI's torch is a CUDA build of several GB. PyTorch's own index has the CPU build
 # of the same release, 2.13.0+cpu, which constraints.txt admits and pip prefers to 2.13.0.
@@ -262,6 +262,21 @@ notebooks: setup
 editions: setup
 	$(BIN)/python instructors/editions.py
 	$(BIN)/python instructors/exercise_table.py --write
+
+# A graded term's copy of the course for students to install from, outside this checkout,
+# e.g. in a clone of the class's repository (instructors/README.md, "A graded term: solutions
+# withheld"): the learner's edition and attnlib naming REPOSITORY, no answer key, and
+# `checks.solution` withheld until `make publish-solutions` writes the worked solutions in.
+release: setup
+	@test -n "$(DIR)" -a -n "$(REPOSITORY)" || { \
+		echo "usage: make release DIR=/path/outside/the/checkout REPOSITORY=org/name [BRANCH=main]"; \
+		exit 2; }
+	$(BIN)/python instructors/release.py write "$(DIR)" --repository "$(REPOSITORY)" \
+		--branch "$(or $(BRANCH),main)"
+
+publish-solutions: setup
+	@test -n "$(DIR)" || { echo "usage: make publish-solutions DIR=/path/to/the/release"; exit 2; }
+	$(BIN)/python instructors/release.py publish-solutions "$(DIR)"
 
 # The student edition, written by nbgrader (`nbgrader_config.py`): student/notebooks/NN_*.ipynb,
 # each solution replaced by a stub whose check says "not done yet", outputs cleared.

@@ -222,6 +222,18 @@ def solutions(paths: list[Path]) -> dict[str, dict[str, str]]:
     return dict(sorted(found.items()))
 
 
+def solutions_text(paths: list[Path]) -> str:
+    """``attnlib/data/solutions.json`` as this script writes it (``make publish-solutions``
+    writes the same into a graded term's release)."""
+    return json.dumps(solutions(paths), indent=1, ensure_ascii=False) + "\n"
+
+
+def learner_notebook(path: Path, repository: str, branch: str) -> Notebook:
+    """The learner's edition of the instructors' notebook at ``path``, whose Colab cell
+    installs attnlib from ``repository`` at ``branch``."""
+    return learner_edition(with_colab_cell(read(path), colab_install_source(repository, branch)))
+
+
 # -- what a learner can read before solving ---------------------------------------------------
 
 # A line too short or too plain to give anything away (`return out`, `else:`, `)`).
@@ -285,7 +297,7 @@ def expected_files() -> dict[Path, str]:
     sources = {path: with_colab_cell(read(path), colab_source) for path in paths}
     files = {path: dumps(notebook) for path, notebook in sources.items()}
     files |= {LEARNER / path.name: dumps(learner_edition(sources[path])) for path in paths}
-    files[SOLUTIONS] = json.dumps(solutions(paths), indent=1, ensure_ascii=False) + "\n"
+    files[SOLUTIONS] = solutions_text(paths)
     files[README] = readme_with_links(README.read_text(encoding="utf-8"), *course_repository())
     return files
 
