@@ -18,8 +18,9 @@ Part of the grader of notebooks 00–12 (:mod:`attnlib.grading`).
 
 from __future__ import annotations
 
+import json
 import os
-import shutil
+import re
 import subprocess
 import sys
 import time
@@ -52,7 +53,9 @@ def released(course: Path) -> Path:
 
 
 def make_course_dir(course: Path, answer_key: Path) -> None:
-    """Make ``course`` from the instructors' notebooks in ``answer_key``."""
+    """Make ``course`` from the notebooks in ``answer_key``: the instructors' edition, or the
+    learner's edition (all a graded term's release holds), which gives the same release and
+    gradebook: nbgrader keeps no solution in either, and the grader never reads one."""
     if inside_checkout(course):
         raise SystemExit(
             f"{course} is inside a git checkout: make the course directory outside it, where "
@@ -64,13 +67,40 @@ def make_course_dir(course: Path, answer_key: Path) -> None:
     source = course / "source" / ASSIGNMENT
     source.mkdir(parents=True, exist_ok=True)
     for notebook in notebooks:
-        shutil.copy(notebook, source / notebook.name)
+        (source / notebook.name).write_bytes(_stubs_marked(notebook.read_bytes()))
     (course / "nbgrader_config.py").write_text(CONFIG, encoding="utf-8")
     (course / "submitted").mkdir(exist_ok=True)
     try:
         run_nbgrader(course, "generate_assignment", ASSIGNMENT, "--force")
     except RuntimeError as error:
         raise SystemExit(str(error)) from None
+
+
+# A stub of the learner's edition: nbgrader's code stub (CONFIG) at an answer's indentation;
+# and the marks of a solution region, which nbgrader replaces with the stub.
+_BEGIN, _END = "### BEGIN SOLUTION", "### END SOLUTION"
+_STUB = re.compile(
+    r"^([ \t]*)# Your code here: replace the line below\.\n[ \t]*raise NotImplementedError\(\)$",
+    re.MULTILINE,
+)
+
+
+def _stubs_marked(content: bytes) -> bytes:
+    """The notebook ``content``, with each stub in an answer cell of the learner's edition marked
+    as that cell's solution region: nbgrader then puts the same stub back and keeps the rest of
+    the cell (the signature and the task), where it would replace a cell without a region
+    whole. The instructors' edition has its regions, and comes back as it was."""
+    notebook = json.loads(content)
+    changed = False
+    for cell in notebook["cells"]:
+        source = "".join(cell["source"])
+        is_answer = cell.get("metadata", {}).get("nbgrader", {}).get("solution")
+        if cell["cell_type"] == "code" and is_answer and _BEGIN not in source:
+            cell["source"] = _STUB.sub(
+                lambda stub: f"{stub[1]}{_BEGIN}\n{stub[0]}\n{stub[1]}{_END}", source
+            )
+            changed = True
+    return json.dumps(notebook, indent=1, ensure_ascii=False).encode() if changed else content
 
 
 def run_nbgrader(course: Path, *args: str) -> float:

@@ -1,12 +1,16 @@
 """The GitHub Classroom workflow (instructors/classroom/autograde.yml): what it installs, the
-rights it asks for, the grader it runs and the course it grades with, read from the file."""
+rights it asks for, the grader it runs and the course it grades with, read from the file; and
+that it grades from a graded term's release (`make release`) as from the course itself."""
 
 from __future__ import annotations
 
 import re
+import tomllib
 from pathlib import Path
 
 import yaml
+
+from instructors import release
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOW = ROOT / "instructors" / "classroom" / "autograde.yml"
@@ -74,7 +78,9 @@ def test_the_grader_is_attnlibs_offline_and_the_course_dir_outside_the_checkout(
     commands = _commands()
     (make,) = [c for c in commands if "-m attnlib.grading course-dir" in c]
     assert make.startswith('python -m attnlib.grading course-dir "$course_dir"')
-    assert "--answer-key course/instructors/notebooks" in make
+    # The learner's edition: the same release and gradebook, and a graded term's release has
+    # no other (tests/grading/test_course_dir_from_learners_edition.py).
+    assert "--answer-key course/notebooks" in make
     assert any(c.startswith('course_dir="$RUNNER_TEMP/') for c in commands)
     (grade_step,) = [s for s in _steps() if "attnlib.grading autograde" in s.get("run", "")]
     assert "python -m attnlib.grading autograde" in grade_step["run"]
@@ -112,3 +118,20 @@ def test_every_action_is_pinned_to_a_version() -> None:
     for step in _steps():
         if "uses" in step:
             assert re.fullmatch(r"[\w.-]+/[\w.-]+@v\d+", step["uses"]), step["uses"]
+
+
+def test_it_grades_from_a_release_which_holds_no_answer_key() -> None:
+    """Every file of the course the workflow reads is in a graded term's release, and none is
+    of the instructors' edition."""
+    text = WORKFLOW.read_text(encoding="utf-8")
+    read = set(re.findall(r"\bcourse/([\w./-]*[\w-])", text))
+    assert {"pyproject.toml", "constraints.txt", "notebooks"} <= read
+    assert not [path for path in read if path.startswith("instructors")]
+    released = release.release_files("A-Teacher/attention-2027", "main")
+    for path in read:
+        assert path in released or any(name.startswith(f"{path}/") for name in released), path
+    assert '"./course[instructor,pretrained,glove]"' in text
+    assert (
+        "instructor"
+        in tomllib.loads(released["pyproject.toml"].decode())["project"]["optional-dependencies"]
+    )
