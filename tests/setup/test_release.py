@@ -241,6 +241,20 @@ def test_solutions_are_withheld_until_published_and_hints_work(
     assert release.NOTE_PUBLISHED in readme and release.NOTE_WITHHELD not in readme
 
 
+def test_git_takes_every_file_of_the_release(released: Path, tmp_path: Path) -> None:
+    """The release's .gitignore leaves none of it out of the commit the instructor pushes."""
+    clone = tmp_path / "clone"
+    shutil.copytree(released, clone)
+    for command in (["git", "init", "-q"], ["git", "add", "-A"]):
+        subprocess.run(command, cwd=clone, check=True, capture_output=True)
+    listed = subprocess.run(
+        ["git", "ls-files", "-z"], cwd=clone, check=True, capture_output=True, text=True
+    ).stdout.split("\0")
+    assert sorted(filter(None, listed)) == [
+        p.relative_to(released).as_posix() for p in _files(released)
+    ]
+
+
 def test_a_release_is_written_again_in_place(released: Path, tmp_path: Path) -> None:
     again = tmp_path / "again"
     shutil.copytree(released, again)
