@@ -38,9 +38,9 @@ from attnlib.grading.sandbox import Limits, Sandbox
 from attnlib.grading.stand_ins import stand_in
 from attnlib.grading.submitted_notebook import parse_notebook
 
-# A call's reply may come this long after the call's own limit (its timer in the sandbox,
-# the reply's encoding) before the grader ends the run.
-CALL_GRACE_SECONDS = 15.0
+# A call's reply may come this long after the call's own limit (its timer in the sandbox, the
+# reply's encoding), a quarter of the limit and at least 5 s, before the grader ends the run.
+CALL_GRACE_FRACTION, CALL_GRACE_SECONDS = 0.25, 5.0
 # The frames a run sends when no call is pending: a check's description, the end.
 SMALL_FRAME_BYTES = 8 * 2**20
 
@@ -95,12 +95,12 @@ class _Channel:
             return RunEnded(f"the notebook's run ran out of memory (its limit is {limit:g} GiB)")
         return RunEnded(what)
 
-    def send(self, message: dict[str, Any]) -> None:
+    def send(self, message: dict[str, Any], *, deadline: float | None = None) -> None:
         try:
-            write_frame(self._run.to_run, message, deadline=self._deadline)
+            write_frame(self._run.to_run, message, deadline=deadline or self._deadline)
         except FrameTimeoutError:
             self._run.kill("the notebook's run stopped reading the grader's messages")
-            raise self._ended("the notebook's run went over its time limit") from None
+            raise self._ended(self._run.killed) from None
         except (OSError, ValueError) as error:
             raise self._ended(f"the notebook's run ended ({error})") from None
 
@@ -126,8 +126,9 @@ class _Channel:
         return frame
 
     def request(self, message: dict[str, Any]) -> dict[str, Any]:
-        self.send(message)
-        call_deadline = time.monotonic() + self._call_seconds + CALL_GRACE_SECONDS
+        grace = max(CALL_GRACE_SECONDS, CALL_GRACE_FRACTION * self._call_seconds)
+        call_deadline = time.monotonic() + self._call_seconds + grace
+        self.send(message, deadline=min(call_deadline, self._deadline))
         frame = self.receive(limit=MAX_FRAME_BYTES, deadline=min(call_deadline, self._deadline))
         reply = frame.get("reply")
         if set(frame) != {"reply"} or not isinstance(reply, dict):
