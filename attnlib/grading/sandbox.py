@@ -13,7 +13,8 @@ with:
 - the system and the course's software (Python, the virtual environment, attnlib) read-only,
   and nothing else of the machine: not the course directory with its answer key, gradebook,
   configuration and other students' submissions, not the git checkout, not the home directory;
-- attnlib's stored solutions (``attnlib/data/solutions.json``) hidden behind an empty file;
+- attnlib's stored solutions (``attnlib/data/solutions.json``) hidden behind a file that says
+  they are withheld (``checks.solution`` says so in the feedback);
 - its writable places in RAM, each with a size: the scratch directory ``/grading``, ``/tmp``
   and ``/dev/shm`` (``/dev`` itself read-only), so that nothing it writes reaches the host's
   disk;
@@ -99,6 +100,9 @@ def _solutions() -> Path:
 
 
 SYSTEM = ("/usr", "/bin", "/lib", "/lib64", "/sbin", "/etc")
+# What the sandbox reads in place of the solutions: the note of a graded term's release.
+WITHHELD_SOLUTIONS = b'{"withheld": "The worked solutions are withheld while grading."}\n'
+
 # What bubblewrap itself is started with: nothing of the grader's environment.
 LAUNCH_ENVIRONMENT = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
 
@@ -166,8 +170,11 @@ class Bubblewrap:
     def available(self) -> bool:
         return shutil.which(self.executable) is not None
 
-    def arguments(self, limits: Limits, *, as_root: bool, pid1: bool) -> list[str]:
-        """bubblewrap's options (without the user namespace's, which :meth:`launch` adds)."""
+    def arguments(
+        self, limits: Limits, *, as_root: bool, pid1: bool, withheld: int | None = None
+    ) -> list[str]:
+        """bubblewrap's options (without the user namespace's, which :meth:`launch` adds);
+        ``withheld``: a descriptor of what the sandbox sees in place of the solutions."""
         args = ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts"]
         args += ["--unshare-cgroup-try", "--die-with-parent", "--new-session"]
         args += ["--as-pid-1"] if pid1 else []
@@ -186,8 +193,8 @@ class Bubblewrap:
                 args += ["--perms", "0755", "--dir", folder]
         for path in software:
             args += ["--ro-bind", str(path), str(path)]
-        if _solutions().exists():
-            args += ["--ro-bind", "/dev/null", str(_solutions())]
+        if withheld is not None and _solutions().exists():
+            args += ["--ro-bind-data", str(withheld), str(_solutions())]
         scratch = ["--size", str(limits.scratch_bytes), "--tmpfs", INSIDE]
         args += ["--perms", "0777" if as_root else "0700", *scratch, "--chdir", INSIDE]
         args += ["--clearenv"]
@@ -210,6 +217,9 @@ class Bubblewrap:
         as_root = unprivileged.is_root()
         cgroup = cgroups.create(limits.cgroup())
         namespace, uid = None, None
+        withheld = os.memfd_create("attnlib-solutions-withheld")
+        os.write(withheld, WITHHELD_SOLUTIONS)
+        os.lseek(withheld, 0, os.SEEK_SET)
         try:
             if as_root:
                 uid = unprivileged.pick_id()
@@ -223,10 +233,11 @@ class Bubblewrap:
                 users = ["--unshare-user", "--cap-drop", "ALL"]
                 if _bwrap_supports("--disable-userns", self.executable):
                     users += ["--disable-userns"]
-            args = [self.executable, *users, *self.arguments(limits, as_root=as_root, pid1=pid1)]
+            options = self.arguments(limits, as_root=as_root, pid1=pid1, withheld=withheld)
+            args = [self.executable, *users, *options]
             walled = limits.per_process([*args, "--", *inner], cpu_seconds)
             command = cgroups.joining(cgroup, walled)
-            fds = (*pass_fds, namespace.fd) if namespace is not None else pass_fds
+            fds = (*pass_fds, withheld, *([namespace.fd] if namespace is not None else []))
             process = subprocess.Popen(
                 command,
                 pass_fds=fds,
@@ -240,6 +251,8 @@ class Bubblewrap:
             if cgroup is not None:
                 cgroup.remove()
             raise
+        finally:
+            os.close(withheld)  # bubblewrap has read it
         if namespace is not None:  # bubblewrap holds it now
             namespace.close()
             namespace = None

@@ -267,11 +267,10 @@ except OSError as _error:
 _tried["unshare"] = _libc.unshare(0x10000000)
 _tried["uid"] = os.getuid()
 _tried["caps"] = [l.split()[1] for l in open("/proc/self/status") if l.startswith("Cap")]
-try:
-    with open(_solutions) as _file:
-        _tried["solutions"] = _file.read()
-except OSError as _error:
-    _tried["solutions"] = _error.errno
+with open(_solutions) as _file:
+    _tried["solutions"] = json.load(_file)
+from attnlib import checks
+_tried["solution"] = str(checks.solution("ex1_softmax_from_formula"))
 print("TRIED " + json.dumps(_tried))
 """
 
@@ -655,7 +654,8 @@ def test_the_walls_hold_against_a_run_that_tries_to_take_them_down(course: Path)
     assert tried["umount"] == -1 and tried["unshare"] == -1
     assert tried["remount"] != 0 and tried["append"] != 0 and tried["setuid"] != 0
     assert tried["uid"] != 0 and all(set(c) == {"0"} for c in tried["caps"]), tried
-    assert tried["solutions"] in ("", 2, 13), tried  # hidden, or not there
+    assert list(tried["solutions"]) == ["withheld"], tried  # hidden behind a note
+    assert tried["solution"].startswith("Worked solutions are withheld"), tried
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="the grader runs as root only where the test does")

@@ -1,4 +1,4 @@
-"""The grader refuses a sandbox that would run a submission with privileges
+"""What a sandbox holds: the grader refuses one that would run a submission with privileges
 (attnlib.grading.runs.refusal), judged from what the run reports before any of its code ran."""
 
 from __future__ import annotations
@@ -49,3 +49,12 @@ def test_this_process_reports_what_it_runs_as() -> None:
     mine = privileges()
     assert set(mine) == {"capabilities", "no_new_privs", "uid", "uid_map"}
     assert len(mine["capabilities"]) == 5 and mine["uid_map"].strip()
+
+
+def test_what_the_sandbox_reads_for_the_solutions_is_the_withheld_note() -> None:
+    import json
+
+    from attnlib.checks import help
+    from attnlib.grading.sandbox import WITHHELD_SOLUTIONS
+
+    assert help.WITHHELD in json.loads(WITHHELD_SOLUTIONS)
