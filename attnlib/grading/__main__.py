@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from attnlib.grading.course import CHECKOUT, inside_checkout, make_course_dir, released
+from attnlib.grading.course import CHECKOUT, make_course_dir, released, unusable
 
 if TYPE_CHECKING:  # the grading modules load only when autograding (see _autograde)
     from attnlib.grading.intake import Student
@@ -95,8 +95,9 @@ def _autograde(args: argparse.Namespace) -> int:
     from attnlib.grading.tasks import run_all
 
     course_dir: Path = args.course
-    if inside_checkout(course_dir):
-        print(f"{course_dir} is inside a git checkout: grade in a course directory outside it.")
+    problem = unusable(course_dir)
+    if problem:
+        print(problem)
         return 2
     sandbox = named_sandbox(args.sandbox)
     if not sandbox.available():

@@ -3,7 +3,8 @@
 ``python -m attnlib.grading course-dir DIR`` (``make course-dir DIR=…``) makes::
 
     DIR/nbgrader_config.py           nbgrader's settings for this course
-    DIR/source/notebooks/            the answer key: the instructors' edition
+    DIR/source/notebooks/            the instructors' edition (or the learner's, from a
+                                     graded term's release): nbgrader's source
     DIR/release/notebooks/           what students get: the learner's edition, by nbgrader
     DIR/gradebook.db                 nbgrader's gradebook, with the assignment's cells
     DIR/submitted/STUDENT/notebooks/ where each student's notebooks go (copied in by you,
@@ -48,6 +49,19 @@ def inside_checkout(path: Path) -> bool:
     return any((folder / ".git").exists() for folder in [resolved, *resolved.parents])
 
 
+def unusable(path: Path) -> str:
+    """Why ``path`` cannot be a course directory, or ''."""
+    if inside_checkout(path):
+        return (
+            f"{path} is inside a git checkout: make the course directory outside it, where no "
+            "commit can pick up students' work or the gradebook."
+        )
+    if any(mark in str(path.resolve()) for mark in "?#"):
+        # The gradebook is opened by a URL (sqlite:///PATH), which would end at either mark.
+        return f"{path}: a course directory's path may not hold '?' or '#'"
+    return ""
+
+
 def released(course: Path) -> Path:
     return course / "release" / ASSIGNMENT
 
@@ -56,14 +70,15 @@ def make_course_dir(course: Path, answer_key: Path) -> None:
     """Make ``course`` from the notebooks in ``answer_key``: the instructors' edition, or the
     learner's edition (all a graded term's release holds), which gives the same release and
     gradebook: nbgrader keeps no solution in either, and the grader never reads one."""
-    if inside_checkout(course):
-        raise SystemExit(
-            f"{course} is inside a git checkout: make the course directory outside it, where "
-            "no commit can pick up students' work or the gradebook."
-        )
+    problem = unusable(course)
+    if problem:
+        raise SystemExit(problem)
     notebooks = sorted(answer_key.glob("[0-9][0-9]_*.ipynb"))
     if not notebooks:
-        raise SystemExit(f"no notebooks NN_*.ipynb in {answer_key}")
+        raise SystemExit(
+            f"no notebooks NN_*.ipynb in {answer_key}: in a graded term's release, make the "
+            "course directory from its learner's edition (--answer-key notebooks)"
+        )
     source = course / "source" / ASSIGNMENT
     source.mkdir(parents=True, exist_ok=True)
     for notebook in notebooks:
