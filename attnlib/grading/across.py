@@ -93,7 +93,7 @@ def _outcome(
         raise WireError("a reply whose changes are not a list")
     apply(found, changed)
     for watch, seen in zip(watches, reply.get("seen", []), strict=False):
-        known = set(watch.forbidden.python.values()) | set(watch.forbidden.torch.values())
+        known = watch.forbidden.labels()
         watch.seen.extend(label for label in seen if label in known)
     rng = decode(reply.get("rng"))
     if type(rng) is not torch.Tensor:

@@ -44,8 +44,15 @@ NORMALISE_COLUMNS = register(
     )
 )
 
-# F.normalize(x, p=1, dim=-2) is this exercise in one call.
-NORMALISERS = Forbidden(python={F.normalize: "torch.nn.functional.normalize"})
+# F.normalize(x, p=1, dim=-2) is this exercise in one call (so are torch.masked's and, for a
+# (T, N) matrix, scikit-learn's normalize).
+NORMALISERS = Forbidden(
+    python={
+        F.normalize: "torch.nn.functional.normalize",
+        torch.masked.normalize: "torch.masked.normalize",
+    },
+    paths={"sklearn.preprocessing:normalize": "sklearn.preprocessing.normalize"},
+)
 
 
 def _rows_of_transposed(x: Tensor) -> Tensor:

@@ -14,13 +14,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import torch
-import torch.nn.functional as F
-from torch import nn
 
-import attnlib
-from attnlib.checks._calls import Forbidden
 from attnlib.checks._exercise import Exercise, Mistake, checker_of, failed, register
 from attnlib.checks._framework import Case, CheckResult, fixed_generator, randn64
+from attnlib.checks._implementations import CROSS_ENTROPY, NLL_LOSS
 from attnlib.checks._run import check_function
 from attnlib.checks._threads import one_thread
 
@@ -50,16 +47,7 @@ MASKED_CROSS_ENTROPY = register(
 )
 
 # torch's and attnlib's cross-entropy are what this exercise asks for.
-LOSSES = Forbidden(
-    python={
-        F.cross_entropy: "F.cross_entropy",
-        F.nll_loss: "F.nll_loss",
-        nn.CrossEntropyLoss: "nn.CrossEntropyLoss",
-        nn.NLLLoss: "nn.NLLLoss",
-        attnlib.label_smoothed_cross_entropy: "attnlib.label_smoothed_cross_entropy",
-    },
-    torch={"cross_entropy_loss": "F.cross_entropy", "nll_loss_nd": "F.nll_loss"},
-)
+LOSSES = CROSS_ENTROPY | NLL_LOSS
 
 
 def _picked(log_p: Tensor, targets: Tensor) -> Tensor:

@@ -14,12 +14,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import torch
-from torch import nn
 
 import attnlib
-from attnlib.checks._calls import Forbidden
 from attnlib.checks._exercise import Exercise, checker_of, passed, register
 from attnlib.checks._framework import Case, CheckResult, fixed_generator, randn64, vec
+from attnlib.checks._implementations import COSINE_SIMILARITY
 from attnlib.checks._run import check_function
 from attnlib.checks.nb01_dot_products.cosine_mistakes import (
     FORMULA_MISTAKES,
@@ -51,14 +50,9 @@ COSINE = register(
     )
 )
 
-# Cosine similarity is what this exercise writes: attnlib's and torch's are refused.
-COSINES = Forbidden(
-    python={
-        attnlib.cosine_similarity: "attnlib.cosine_similarity",
-        nn.CosineSimilarity: "nn.CosineSimilarity",
-    },
-    torch={"cosine_similarity": "torch's cosine_similarity"},
-)
+# Cosine similarity is what this exercise writes: attnlib's, torch's and scipy's (and the
+# other libraries') are refused.
+COSINES = COSINE_SIMILARITY
 
 
 def reference(a: Tensor, b: Tensor) -> Tensor:

@@ -15,10 +15,9 @@ from collections.abc import Callable
 
 import torch
 
-import attnlib
-from attnlib.checks._calls import Forbidden
 from attnlib.checks._exercise import Exercise, Mistake, checker_of, register
 from attnlib.checks._framework import Case, CheckResult, fixed_generator, randn64, vec
+from attnlib.checks._implementations import DOT_PRODUCT as DOT_PRODUCTS  # what it may not call
 from attnlib.checks._run import check_function
 
 Tensor = torch.Tensor
@@ -42,17 +41,6 @@ DOT_PRODUCT = register(
             "tensor. A matrix product is a dot product only for two single vectors.",
         ),
     )
-)
-
-# The dot product is what this exercise writes: attnlib's and torch's are refused.
-DOT_PRODUCTS = Forbidden(
-    python={attnlib.dot: "attnlib.dot"},
-    torch={
-        "dot": "torch.dot",
-        "vdot": "torch.vdot",
-        "inner": "torch.inner",
-        "linalg_vecdot": "torch.linalg.vecdot",
-    },
 )
 
 

@@ -11,10 +11,14 @@ from collections.abc import Callable
 
 import torch
 
-import attnlib
-from attnlib.checks._calls import Forbidden
 from attnlib.checks._exercise import Exercise, Mistake, checker_of, register
 from attnlib.checks._framework import Case, CheckResult, fixed_generator, vec
+from attnlib.checks._implementations import (
+    AUTOGRAD,
+    LOG_SOFTMAX,
+    SOFTMAX,
+    SOFTMAX_GRADIENT,
+)
 from attnlib.checks._run import check_function
 
 Tensor = torch.Tensor
@@ -39,18 +43,9 @@ SOFTMAX_BACKWARD = register(
     )
 )
 
-# An answer may not let autograd, or attnlib's Jacobian, do the work.
-GRADIENT_IMPLEMENTATIONS = Forbidden(
-    python={
-        attnlib.softmax_jacobian: "attnlib.softmax_jacobian",
-        torch.autograd.grad: "torch.autograd.grad",
-        torch.autograd.backward: "torch.autograd.backward",
-        torch.Tensor.backward: "Tensor.backward",
-        torch.autograd.functional.jacobian: "torch.autograd.functional.jacobian",
-        torch.autograd.functional.vjp: "torch.autograd.functional.vjp",
-    },
-    torch={"_softmax_backward_data": "torch's softmax backward"},
-)
+# An answer may not let autograd, torch's softmax backward or attnlib's Jacobian do the work,
+# nor run a softmax of its own making (autograd through it is the work).
+GRADIENT_IMPLEMENTATIONS = SOFTMAX_GRADIENT | AUTOGRAD | SOFTMAX | LOG_SOFTMAX
 
 
 def _weighted(p: Tensor, g: Tensor) -> Tensor:

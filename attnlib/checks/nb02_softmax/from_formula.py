@@ -15,30 +15,19 @@ from collections.abc import Callable
 import torch
 
 import attnlib
-from attnlib.checks._calls import Forbidden
 from attnlib.checks._exercise import Exercise, Mistake, checker_of, failed, register
 from attnlib.checks._framework import Case, CheckResult, fixed_generator, vec
+from attnlib.checks._implementations import LOG_SOFTMAX, LOGSUMEXP, SOFTMAX
 from attnlib.checks._properties import keeps_order_of_first_argument, rows_sum_to_one
 from attnlib.checks._run import call, check_function, same_behaviour
 
 Tensor = torch.Tensor
 
 # An answer may not hand the work to an existing softmax, as the task says.
-_SOFTMAX_PYTHON = {
-    attnlib.softmax: "attnlib.softmax",
-    attnlib.naive_softmax: "attnlib.naive_softmax",
-}
-_SOFTMAX_TORCH = {
-    "softmax": "torch's softmax",
-    "log_softmax": "torch's log_softmax",
-    "_softmax": "torch's softmax",
-}
-SOFTMAXES = Forbidden(python=_SOFTMAX_PYTHON, torch=_SOFTMAX_TORCH)
-# Exercise 2 also refuses torch.logsumexp: it shifts by the maximum itself, which is the stable
+SOFTMAXES = SOFTMAX | LOG_SOFTMAX
+# Exercise 2 also refuses logsumexp: it shifts by the maximum itself, which is the stable
 # softmax's whole point. Exercise 1 is about the formula: exp(x − logsumexp(x)) is that formula.
-SOFTMAX_IMPLEMENTATIONS = Forbidden(
-    python=_SOFTMAX_PYTHON, torch={**_SOFTMAX_TORCH, "logsumexp": "torch.logsumexp"}
-)
+SOFTMAX_IMPLEMENTATIONS = SOFTMAXES | LOGSUMEXP
 
 
 def reference_softmax(x: Tensor, dim: int = -1) -> Tensor:

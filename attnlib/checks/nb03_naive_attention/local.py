@@ -16,10 +16,9 @@ from collections.abc import Callable
 
 import torch
 
-import attnlib
-from attnlib.checks._calls import Forbidden
 from attnlib.checks._exercise import Exercise, checker_of, register
 from attnlib.checks._framework import Case, CheckResult, fixed_generator
+from attnlib.checks._implementations import ATTENTION, ATTENTION_MODULES
 from attnlib.checks._properties import rows_sum_to_one
 from attnlib.checks._run import check_function
 from attnlib.checks.nb03_naive_attention._common import named_by_overflow, zero_outside
@@ -53,15 +52,8 @@ LOCAL = register(
     )
 )
 
-# Attention functions that take a mask already do what this exercise asks.
-MASKED_ATTENTION = Forbidden(
-    python={
-        attnlib.scaled_dot_product_attention: "attnlib.scaled_dot_product_attention",
-        attnlib.tiled_attention: "attnlib.tiled_attention",
-        attnlib.fused_attention: "attnlib.fused_attention",
-    },
-    torch={"scaled_dot_product_attention": "torch's scaled_dot_product_attention"},
-)
+# Attention functions and modules that take a mask already do what this exercise asks.
+MASKED_ATTENTION = ATTENTION | ATTENTION_MODULES
 
 
 def _reference(x: Tensor, window: int) -> tuple[Tensor, Tensor]:

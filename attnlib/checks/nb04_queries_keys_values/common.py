@@ -10,43 +10,20 @@ import math
 from collections.abc import Callable
 
 import torch
-import torch.nn.functional as F
-from torch import nn
 
 import attnlib
-from attnlib.checks._calls import Forbidden
+from attnlib.checks._implementations import ATTENTION, ATTENTION_MODULES, TORCH_ATTENTION
 
 Tensor = torch.Tensor
 Pair = tuple[Tensor, Tensor]
 
 # A module that computes a whole head (or several) does the work of every exercise of 04.
-HEAD_MODULES = {
-    attnlib.AttentionHead: "attnlib.AttentionHead",
-    attnlib.SelfAttention: "attnlib.SelfAttention",
-    attnlib.MultiHeadAttention: "attnlib.MultiHeadAttention",
-    nn.MultiheadAttention: "torch.nn.MultiheadAttention",
-    F.multi_head_attention_forward: "torch.nn.functional.multi_head_attention_forward",
-}
-
 # Exercise 1 asks for scaled dot-product attention itself: no implementation of it may be called.
-ATTENTION_IMPLEMENTATIONS = Forbidden(
-    python={
-        attnlib.scaled_dot_product_attention: "attnlib.scaled_dot_product_attention",
-        attnlib.fused_attention: "attnlib.fused_attention",
-        attnlib.tiled_attention: "attnlib.tiled_attention",
-        **HEAD_MODULES,
-    },
-    torch={
-        "scaled_dot_product_attention": "torch.nn.functional.scaled_dot_product_attention",
-        "_scaled_dot_product_attention_math": "torch's scaled dot-product attention",
-    },
-)
+ATTENTION_IMPLEMENTATIONS = ATTENTION | ATTENTION_MODULES
 
-# Exercises 2 and 3 may use attention (attnlib's or the learner's own), not a whole head.
-HEAD_IMPLEMENTATIONS = Forbidden(
-    python=dict(HEAD_MODULES),
-    torch={"scaled_dot_product_attention": "torch.nn.functional.scaled_dot_product_attention"},
-)
+# Exercises 2 and 3 may use attention (attnlib's or the learner's own), not a whole head, nor
+# torch's attention.
+HEAD_IMPLEMENTATIONS = ATTENTION_MODULES | TORCH_ATTENTION
 
 
 def reference(q: Tensor, k: Tensor, v: Tensor) -> Pair:

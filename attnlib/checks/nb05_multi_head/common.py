@@ -7,38 +7,28 @@ Notebook 05.
 from __future__ import annotations
 
 import torch
-import torch.nn.functional as F
-from torch import nn
 
 import attnlib
 from attnlib.checks._calls import Forbidden
+from attnlib.checks._implementations import ATTENTION, ATTENTION_MODULES
 
 Tensor = torch.Tensor
 
-# Exercise 1 may not hand the split to attnlib.
+# Exercise 1 may not hand the split to attnlib (nor to its unchecked inner version).
 SPLIT_IMPLEMENTATIONS = Forbidden(
     python={attnlib.split_heads: "attnlib.split_heads"},
+    paths={"attnlib.multi_head:_split_heads": "attnlib.split_heads"},
 )
 
 # Exercise 3 builds multi-head attention from tensor operations and a softmax.
-MULTI_HEAD_IMPLEMENTATIONS = Forbidden(
-    python={
-        attnlib.MultiHeadAttention: "attnlib.MultiHeadAttention",
-        attnlib.split_heads: "attnlib.split_heads",
-        attnlib.merge_heads: "attnlib.merge_heads",
-        attnlib.scaled_dot_product_attention: "attnlib.scaled_dot_product_attention",
-        attnlib.fused_attention: "attnlib.fused_attention",
-        attnlib.tiled_attention: "attnlib.tiled_attention",
-        attnlib.AttentionHead: "attnlib.AttentionHead",
-        attnlib.SelfAttention: "attnlib.SelfAttention",
-        nn.MultiheadAttention: "torch.nn.MultiheadAttention",
-        F.multi_head_attention_forward: "torch.nn.functional.multi_head_attention_forward",
-    },
-    torch={
-        "scaled_dot_product_attention": "torch.nn.functional.scaled_dot_product_attention",
-        "_scaled_dot_product_attention_math": "torch's scaled dot-product attention",
-        "_native_multi_head_attention": "torch's multi-head attention",
-    },
+MULTI_HEAD_IMPLEMENTATIONS = (
+    ATTENTION
+    | ATTENTION_MODULES
+    | SPLIT_IMPLEMENTATIONS
+    | Forbidden(
+        python={attnlib.merge_heads: "attnlib.merge_heads"},
+        paths={"attnlib.multi_head:_merge_heads": "attnlib.merge_heads"},
+    )
 )
 
 

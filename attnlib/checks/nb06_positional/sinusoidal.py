@@ -56,7 +56,8 @@ POSITIONAL_IMPLEMENTATIONS = Forbidden(
         attnlib.SinusoidalPositionalEncoding: "attnlib.SinusoidalPositionalEncoding",
         attnlib.apply_rotary: "attnlib.apply_rotary",
         attnlib.RotaryEmbedding: "attnlib.RotaryEmbedding",
-    }
+    },
+    paths={"attnlib.positional:_angles": "attnlib's sinusoid angles (attnlib.positional._angles)"},
 )
 
 

@@ -14,33 +14,15 @@ import math
 from collections.abc import Callable
 
 import torch
-import torch.nn.functional as F
-from torch import nn
 
-import attnlib
-from attnlib.checks._calls import Forbidden
 from attnlib.checks._exercise import Mistake
+from attnlib.checks._implementations import ATTENTION, ATTENTION_MODULES
 
 Tensor = torch.Tensor
 Pair = tuple[Tensor, Tensor]
 
 # Masked attention itself, or a layer that contains it, does the whole exercise.
-ATTENTION_IMPLEMENTATIONS = Forbidden(
-    python={
-        attnlib.scaled_dot_product_attention: "attnlib.scaled_dot_product_attention",
-        attnlib.fused_attention: "attnlib.fused_attention",
-        attnlib.tiled_attention: "attnlib.tiled_attention",
-        attnlib.AttentionHead: "attnlib.AttentionHead",
-        attnlib.SelfAttention: "attnlib.SelfAttention",
-        attnlib.MultiHeadAttention: "attnlib.MultiHeadAttention",
-        nn.MultiheadAttention: "torch.nn.MultiheadAttention",
-        F.multi_head_attention_forward: "torch.nn.functional.multi_head_attention_forward",
-    },
-    torch={
-        "scaled_dot_product_attention": "torch.nn.functional.scaled_dot_product_attention",
-        "_scaled_dot_product_attention_math": "torch's scaled dot-product attention",
-    },
-)
+ATTENTION_IMPLEMENTATIONS = ATTENTION | ATTENTION_MODULES
 
 
 def _smallest(scores: Tensor) -> float:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import torch
+from torch.nn.attention import bias as causal_bias
 
 import attnlib
 from attnlib.checks._calls import Forbidden
@@ -41,14 +42,23 @@ CACHED_CAUSAL_MASK = register(
     )
 )
 
-# An answer may not take the mask from attnlib or from torch.
+# An answer may not take the mask from attnlib or from torch: torch's causal bias aligned to the
+# lower right is this very mask.
 CAUSAL_MASK_IMPLEMENTATIONS = Forbidden(
     python={
         attnlib.causal_mask: "attnlib.causal_mask",
         torch.nn.Transformer.generate_square_subsequent_mask: (
             "torch.nn.Transformer.generate_square_subsequent_mask"
         ),
-    }
+        causal_bias.causal_lower_right: "torch.nn.attention.bias.causal_lower_right",
+        causal_bias.causal_upper_left: "torch.nn.attention.bias.causal_upper_left",
+        causal_bias.CausalBias: "torch.nn.attention.bias.CausalBias",
+    },
+    paths={
+        "torch.nn.modules.transformer:_generate_square_subsequent_mask": (
+            "torch.nn.Transformer.generate_square_subsequent_mask"
+        )
+    },
 )
 
 

@@ -14,11 +14,10 @@ from collections.abc import Callable
 
 import torch
 import torch.nn.functional as F
-from torch import nn
 
-from attnlib.checks._calls import Forbidden
 from attnlib.checks._exercise import Exercise, checker_of, failed, register
 from attnlib.checks._framework import Case, CheckResult, fixed_generator, randn64, vec
+from attnlib.checks._implementations import LAYER_NORM as NORMALISATIONS  # may not be called
 from attnlib.checks._run import call, check_function
 from attnlib.checks._threads import on_one_thread
 from attnlib.checks.nb08_transformer_block.layer_norm_mistakes import (
@@ -48,24 +47,6 @@ LAYER_NORM = register(
             "tiny. Divide by the root of variance + ε, then scale by γ and shift by β.",
         ),
     )
-)
-
-# An answer may not hand the work to an existing normalisation.
-NORMALISATIONS = Forbidden(
-    python={
-        F.layer_norm: "torch.nn.functional.layer_norm",
-        nn.LayerNorm: "torch.nn.LayerNorm",
-        F.group_norm: "torch.nn.functional.group_norm",
-        F.instance_norm: "torch.nn.functional.instance_norm",
-        F.batch_norm: "torch.nn.functional.batch_norm",
-    },
-    torch={
-        "layer_norm": "torch.layer_norm",
-        "native_layer_norm": "torch.native_layer_norm",
-        "group_norm": "torch.group_norm",
-        "instance_norm": "torch.instance_norm",
-        "batch_norm": "torch.batch_norm",
-    },
 )
 
 

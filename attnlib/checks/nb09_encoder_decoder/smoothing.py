@@ -14,12 +14,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import torch
-import torch.nn.functional as F
 
-import attnlib
-from attnlib.checks._calls import Forbidden
 from attnlib.checks._exercise import Exercise, checker_of, register
 from attnlib.checks._framework import Case, CheckResult, fixed_generator
+from attnlib.checks._implementations import CROSS_ENTROPY
 from attnlib.checks.nb09_encoder_decoder.answers import check_converted
 from attnlib.checks.nb09_encoder_decoder.smoothing_mistakes import MISTAKES, reference_smoothed_loss
 
@@ -49,13 +47,9 @@ SMOOTHED_LOSS = register(
     )
 )
 
-SMOOTHED_LOSS_IMPLEMENTATIONS = Forbidden(
-    python={
-        attnlib.label_smoothed_cross_entropy: "attnlib.label_smoothed_cross_entropy",
-        F.cross_entropy: "torch's cross_entropy",
-    },
-    torch={"cross_entropy_loss": "torch's cross_entropy"},
-)
+# torch's cross-entropy has a label_smoothing of its own. (F.nll_loss is allowed: it averages
+# the right tokens' log-probabilities, half of the smoothed loss at most.)
+SMOOTHED_LOSS_IMPLEMENTATIONS = CROSS_ENTROPY
 
 
 def _batch(B: int, T: int, V: int, lengths: list[int], pad_id: int, g: torch.Generator):

@@ -66,14 +66,23 @@ SAMPLER = register(
     )
 )
 
-# An answer may not hand the work to attnlib's sampler or its parts.
+# An answer may not hand the work to attnlib's sampler or its parts, nor to transformers'
+# filters.
 SAMPLER_IMPLEMENTATIONS = Forbidden(
     python={
         next_token_probs: "attnlib.next_token_probs",
         attnlib.sampling.nucleus: "attnlib.sampling.nucleus",
         sample_next_token: "attnlib.sampling.sample_next_token",
         attnlib.GPT.generate: "GPT.generate",
-    }
+    },
+    paths={
+        "attnlib.sampling:_next_token_probs": "attnlib.next_token_probs",
+        "attnlib.sampling:_nucleus": "attnlib.sampling.nucleus",
+        **{
+            f"transformers.generation.logits_process:{name}": f"transformers' {name}"
+            for name in ("TopKLogitsWarper", "TopPLogitsWarper")
+        },
+    },
 )
 
 

@@ -15,10 +15,9 @@ from collections.abc import Callable
 
 import torch
 
-import attnlib
-from attnlib.checks._calls import Forbidden
 from attnlib.checks._exercise import Exercise, checker_of, register
 from attnlib.checks._framework import Case, CheckResult, fixed_generator
+from attnlib.checks._implementations import LOG_SOFTMAX, LOGSUMEXP, SOFTMAX
 from attnlib.checks.nb10_gpt.distributions import rows_are_distributions
 from attnlib.checks.nb10_gpt.several import check_naming_several
 from attnlib.checks.nb10_gpt.temperature_mistakes import BY_SHAPE, MISTAKES
@@ -49,19 +48,7 @@ TEMPERATURE = register(
 )
 
 # An answer may not hand the work to an existing softmax.
-SOFTMAX_IMPLEMENTATIONS = Forbidden(
-    python={
-        attnlib.softmax: "attnlib.softmax",
-        attnlib.naive_softmax: "attnlib.naive_softmax",
-        attnlib.next_token_probs: "attnlib.next_token_probs",
-    },
-    torch={
-        "softmax": "torch's softmax",
-        "_softmax": "torch's softmax",
-        "log_softmax": "torch's log_softmax",
-        "logsumexp": "torch.logsumexp",
-    },
-)
+SOFTMAX_IMPLEMENTATIONS = SOFTMAX | LOG_SOFTMAX | LOGSUMEXP
 
 
 def reference(z: Tensor, temperature: float) -> Tensor:

@@ -44,8 +44,17 @@ TOP_K = register(
     )
 )
 
-# An answer may not hand the work to attnlib's sampler, which does top-k itself.
-TOP_K_IMPLEMENTATIONS = Forbidden(python={attnlib.next_token_probs: "attnlib.next_token_probs"})
+# An answer may not hand the work to attnlib's sampler, which does top-k itself, nor to
+# transformers' top-k filter.
+TOP_K_IMPLEMENTATIONS = Forbidden(
+    python={attnlib.next_token_probs: "attnlib.next_token_probs"},
+    paths={
+        "attnlib.sampling:_next_token_probs": "attnlib.next_token_probs",
+        "transformers.generation.logits_process:TopKLogitsWarper": (
+            "transformers' TopKLogitsWarper"
+        ),
+    },
+)
 
 
 def reference(z: Tensor, k: int) -> Tensor:

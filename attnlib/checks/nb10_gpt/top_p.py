@@ -48,12 +48,19 @@ TOP_P = register(
     )
 )
 
-# An answer may not hand the work to attnlib's nucleus.
+# An answer may not hand the work to attnlib's nucleus, nor to transformers' top-p filter.
 TOP_P_IMPLEMENTATIONS = Forbidden(
     python={
         attnlib.next_token_probs: "attnlib.next_token_probs",
         attnlib.sampling.nucleus: "attnlib.sampling.nucleus",
-    }
+    },
+    paths={
+        "attnlib.sampling:_next_token_probs": "attnlib.next_token_probs",
+        "attnlib.sampling:_nucleus": "attnlib.sampling.nucleus",
+        "transformers.generation.logits_process:TopPLogitsWarper": (
+            "transformers' TopPLogitsWarper"
+        ),
+    },
 )
 
 

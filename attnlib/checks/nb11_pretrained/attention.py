@@ -15,12 +15,12 @@ from typing import ClassVar
 
 import torch
 from torch import nn
-from torch.nn import functional as F
 
 import attnlib
-from attnlib.checks._calls import Forbidden
 from attnlib.checks._exercise import Exercise, Mistake, checker_of, register
 from attnlib.checks._framework import CheckResult, fixed_generator
+from attnlib.checks._implementations import ATTENTION as ATTENTION_FUNCTIONS
+from attnlib.checks._implementations import ATTENTION_MODULES
 from attnlib.checks.nb11_pretrained._modules import (
     ModuleCase,
     Verdict,
@@ -55,21 +55,8 @@ ATTENTION = register(
     )
 )
 
-FORBIDDEN = Forbidden(
-    python={
-        attnlib.MultiHeadAttention: "attnlib.MultiHeadAttention",
-        attnlib.scaled_dot_product_attention: "attnlib.scaled_dot_product_attention",
-        attnlib.fused_attention: "attnlib.fused_attention",
-        attnlib.SelfAttention: "attnlib.SelfAttention",
-        attnlib.AttentionHead: "attnlib.AttentionHead",
-        nn.MultiheadAttention: "torch.nn.MultiheadAttention",
-        F.multi_head_attention_forward: "torch.nn.functional.multi_head_attention_forward",
-    },
-    torch={
-        "scaled_dot_product_attention": "torch.nn.functional.scaled_dot_product_attention",
-        "_native_multi_head_attention": "torch.nn.MultiheadAttention",
-    },
-)
+# Attention itself, and every module that computes heads (transformers' BERT attention too).
+FORBIDDEN = ATTENTION_FUNCTIONS | ATTENTION_MODULES
 
 
 class _Attention(nn.Module):

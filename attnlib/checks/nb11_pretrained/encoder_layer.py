@@ -56,19 +56,25 @@ ENCODER_LAYER = register(
     )
 )
 
-FORBIDDEN = Forbidden(
-    python={
-        **layer_norm.FORBIDDEN.python,
-        **attention.FORBIDDEN.python,
-        **feed_forward.FORBIDDEN.python,
-        attnlib.EncoderLayer: "attnlib.EncoderLayer",
-        attnlib.Encoder: "attnlib.Encoder",
-        attnlib.Residual: "attnlib.Residual",
-        attnlib.residual_connection: "attnlib.residual_connection",
-        nn.TransformerEncoderLayer: "torch.nn.TransformerEncoderLayer",
-        nn.TransformerEncoder: "torch.nn.TransformerEncoder",
-    },
-    torch={**layer_norm.FORBIDDEN.torch, **attention.FORBIDDEN.torch},
+FORBIDDEN = (
+    layer_norm.FORBIDDEN
+    | attention.FORBIDDEN
+    | feed_forward.FORBIDDEN
+    | Forbidden(
+        python={
+            attnlib.EncoderLayer: "attnlib.EncoderLayer",
+            attnlib.Encoder: "attnlib.Encoder",
+            attnlib.Residual: "attnlib.Residual",
+            attnlib.residual_connection: "attnlib.residual_connection",
+            nn.TransformerEncoderLayer: "torch.nn.TransformerEncoderLayer",
+            nn.TransformerEncoder: "torch.nn.TransformerEncoder",
+        },
+        torch={"_transformer_encoder_layer_fwd": "torch.nn.TransformerEncoderLayer"},
+        paths={
+            f"transformers.models.bert.modeling_bert:{name}": f"transformers' {name}"
+            for name in ("BertLayer", "BertEncoder")
+        },
+    )
 )
 
 # The parts the layer builds, and the exercise each part's class must pass first.

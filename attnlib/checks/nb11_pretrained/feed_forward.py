@@ -51,7 +51,14 @@ FEED_FORWARD = register(
     )
 )
 
-FORBIDDEN = Forbidden(python={attnlib.FeedForward: "attnlib.FeedForward"})
+# attnlib's network, and the two halves of transformers' BERT network.
+FORBIDDEN = Forbidden(
+    python={attnlib.FeedForward: "attnlib.FeedForward"},
+    paths={
+        f"transformers.models.bert.modeling_bert:{name}": f"transformers' {name}"
+        for name in ("BertIntermediate", "BertOutput")
+    },
+)
 
 
 class _FeedForward(nn.Module):

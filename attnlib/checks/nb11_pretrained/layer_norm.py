@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import torch
 from torch import nn
-from torch.nn import functional as F
 
-from attnlib.checks._calls import Forbidden
 from attnlib.checks._exercise import Exercise, checker_of, register
 from attnlib.checks._framework import CheckResult, fixed_generator
+from attnlib.checks._implementations import LAYER_NORM as FORBIDDEN  # may not be called
 from attnlib.checks.nb11_pretrained._after import named_by_parameters, start_problem
 from attnlib.checks.nb11_pretrained._modules import (
     ModuleCase,
@@ -56,11 +55,6 @@ LAYER_NORM = register(
             "deviations, divide by the square root of (variance + eps), then scale and shift.",
         ),
     )
-)
-
-FORBIDDEN = Forbidden(
-    python={nn.LayerNorm: "torch.nn.LayerNorm", F.layer_norm: "torch.nn.functional.layer_norm"},
-    torch={"layer_norm": "torch.layer_norm", "native_layer_norm": "torch.layer_norm"},
 )
 
 

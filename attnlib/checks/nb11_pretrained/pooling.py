@@ -49,7 +49,13 @@ MAX_POOL = register(
 )
 
 
-FORBIDDEN = Forbidden(python={own_encoder.max_pool: "attnlib.course.own_encoder.max_pool"})
+# The course's own max pool, and torch's masked maximum (a masked amax over the tokens).
+FORBIDDEN = Forbidden(
+    python={
+        own_encoder.max_pool: "attnlib.course.own_encoder.max_pool",
+        torch.masked.amax: "torch.masked.amax",
+    }
+)
 
 
 def reference_max_pool(hidden: Tensor, token_mask: Tensor) -> Tensor:

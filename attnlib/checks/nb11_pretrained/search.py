@@ -44,7 +44,12 @@ SEARCH = register(
     )
 )
 
-FORBIDDEN = Forbidden(python={attnlib.semantic_search: "attnlib.semantic_search"})
+FORBIDDEN = Forbidden(
+    python={attnlib.semantic_search: "attnlib.semantic_search"},
+    paths={
+        "sentence_transformers.util:semantic_search": "sentence_transformers.util.semantic_search"
+    },
+)
 
 
 def reference_search(query: Tensor, corpus: Tensor, k: int) -> Tensor:

@@ -22,10 +22,11 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 import attnlib
-from attnlib.checks._calls import Forbidden
 from attnlib.checks._exercise import Exercise, checker_of, failed, passed, register
 from attnlib.checks._framework import Case, CheckResult, fixed_generator
+from attnlib.checks._implementations import ATTENTION, ATTENTION_MODULES
 from attnlib.checks._run import check_function
+from attnlib.checks.nb12_efficient.merge import ONLINE_SOFTMAX
 from attnlib.checks.nb12_efficient.tiled_mistakes import MISTAKES, WHOLE_MATRIX
 
 Tensor = torch.Tensor
@@ -55,16 +56,8 @@ TILED = register(
     )
 )
 
-ATTENTION_IMPLEMENTATIONS = Forbidden(
-    python={
-        attnlib.tiled_attention: "attnlib.tiled_attention",
-        attnlib.scaled_dot_product_attention: "attnlib.scaled_dot_product_attention",
-        attnlib.fused_attention: "attnlib.fused_attention",
-        attnlib.online_softmax: "attnlib.online_softmax",
-        attnlib.online_softmax_step: "attnlib.online_softmax_step",
-    },
-    torch={"scaled_dot_product_attention": "torch's scaled_dot_product_attention"},
-)
+# Attention done by someone else, whole or by attnlib's online softmax.
+ATTENTION_IMPLEMENTATIONS = ATTENTION | ATTENTION_MODULES | ONLINE_SOFTMAX
 
 
 def _reference(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None) -> Tensor:
