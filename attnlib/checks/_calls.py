@@ -121,13 +121,15 @@ def _imported(path: str) -> Target | None:
     return found
 
 
-def _found_in_imported_modules(path: str) -> Target | None:
-    """What ``path`` names, if its module is imported already (nothing is imported here)."""
-    module_name, _, qualname = path.partition(":")
-    found: Any = sys.modules.get(module_name)
-    for part in qualname.split(".") if found is not None else ():
+def _attribute(module: object, qualname: str) -> Target | None:
+    found: Any = module
+    for part in qualname.split("."):
         found = getattr(found, part, None)
     return found if callable(found) or isinstance(found, type) else None
+
+
+def _being_imported(module: object) -> bool:
+    return bool(getattr(getattr(module, "__spec__", None), "_initializing", False))
 
 
 def _functions_of(target: Target) -> Iterable[Callable[..., Any]]:
@@ -229,13 +231,23 @@ class CallWatch:
         self._depth = 0
 
     def _look_up_pending(self) -> None:
-        self._modules = len(sys.modules)
-        found = {}
+        """Take in the pending paths whose module is imported (nothing is imported here). A
+        module still running its own code is looked at again at the next call; a path its
+        finished module does not hold (another version of the library) is dropped."""
+        settled, found = True, {}
         for path, label in list(self._pending.items()):
-            target = _found_in_imported_modules(path)
+            module_name, _, qualname = path.partition(":")
+            module = sys.modules.get(module_name)
+            if module is None:
+                continue
+            if _being_imported(module):
+                settled = False
+                continue
+            del self._pending[path]
+            target = _attribute(module, qualname)
             if target is not None:
                 found[target] = label
-                del self._pending[path]
+        self._modules = len(sys.modules) if settled else -1
         self._codes.update(_codes_of(found))
 
     def _profile(self, frame: FrameType, event: str, arg: Any) -> None:
@@ -295,7 +307,7 @@ def _leave_dispatch_mode(mode: TorchDispatchMode, depth: int) -> None:
         if top is mode:
             mode.__exit__(None, None, None)
         else:
-            torch._C._pop_torch_dispatch_stack()
+            torch._C._pop_torch_dispatch_stack(None)
 
 
 # The watches open now, innermost last.

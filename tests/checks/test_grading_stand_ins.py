@@ -3,20 +3,32 @@ calls it across the grading sandbox's wall (here through the wire format, in one
 
 A sample: the first corpus's answers to notebooks 00 (models, optimizers, autograd, spies
 among the arguments) and 02, and one class answer of each kind (08, 10, 11); `python -m
-benchmarks.stand_ins` runs all three corpora. And every exercise's stub, not done yet.
+benchmarks.stand_ins` runs all three corpora. And every exercise's stub, not done yet. And
+answers to notebook 02 that call its implementations by other names, run where only the
+sandbox's watch can see them: the check refuses them by name all the same.
 """
 
 from __future__ import annotations
 
+import json
+import threading
 import warnings
 from typing import Any
 
 import pytest
+import scipy.special
+import torch
+import torch.nn.functional as F
 from mistake_corpus.corpus import Entry, entries
-from stand_in_loopback import NOT_ACROSS, across_the_wall, same_report
+from stand_in_loopback import NOT_ACROSS, Loopback, across_the_wall, same_report
 from torch import nn
+from torch.autograd import forward_ad
 
+import attnlib
 from attnlib import checks
+from attnlib.grading.answering import describe
+from attnlib.grading.stand_ins import stand_in
+from attnlib.softmax import softmax_unchecked
 
 SAMPLE = [
     e
@@ -71,3 +83,92 @@ def test_a_stub_is_not_done_yet_across_the_wall_too(checker: Any) -> None:
     direct, remote = checker(stub), checker(across_the_wall(stub))
     assert "not done yet" in str(direct) and not direct.passed
     assert (str(remote), remote.passed) == (str(direct), direct.passed)
+
+
+# -- answers that reach notebook 02's implementations by another name (issue 39) ---------------
+
+
+class _AnswerInAThread(Loopback):
+    """A loopback whose answer runs in a thread of its own, where none of the grader's watches
+    listen (a profiler and a dispatch mode belong to one thread): the check learns of the
+    answer's calls only what the sandbox's watch sends back, as when grading."""
+
+    def request(self, message: dict[str, Any]) -> dict[str, Any]:
+        replies: list[dict[str, Any]] = []
+        thread = threading.Thread(target=lambda: replies.append(Loopback.request(self, message)))
+        thread.start()
+        thread.join()
+        return replies[0]
+
+
+def _softmax_along(x: torch.Tensor, dim: int) -> torch.Tensor:
+    return torch.softmax(x, dim=dim)
+
+
+with warnings.catch_warnings():  # torch.jit.script is deprecated; a learner may still use it
+    warnings.simplefilter("ignore", DeprecationWarning)
+    _scripted_softmax = torch.jit.script(_softmax_along)
+
+
+def _softmax_by_cross_entropy(x: torch.Tensor) -> torch.Tensor:
+    n = x.shape[-1]
+    rows = x.reshape(-1, n)
+    nll = F.cross_entropy(
+        rows.repeat_interleave(n, dim=0), torch.arange(n).repeat(rows.shape[0]), reduction="none"
+    )
+    return torch.exp(-nll).reshape(x.shape)
+
+
+def _softmax_backward_by_dual_numbers(p: torch.Tensor, g: torch.Tensor) -> torch.Tensor:
+    with forward_ad.dual_level():
+        z = forward_ad.make_dual(p.log(), g)
+        e = torch.exp(z - z.amax(dim=-1, keepdim=True))
+        return forward_ad.unpack_dual(e / e.sum(dim=-1, keepdim=True)).tangent
+
+
+ALIASES_02: list[tuple[str, str, Any, str]] = [
+    ("check_softmax_from_formula", "torch.special.softmax",
+     lambda x: torch.special.softmax(x, -1), "torch.special.softmax"),
+    ("check_softmax_from_formula", "torch.ops.aten._softmax.default",
+     lambda x: torch.ops.aten._softmax.default(x, -1, False), "torch's softmax"),
+    ("check_softmax_from_formula", "scipy.special.softmax",
+     lambda x: torch.from_numpy(scipy.special.softmax(x.numpy(), axis=-1)),
+     "scipy.special.softmax"),
+    ("check_softmax_from_formula", "attnlib.online_softmax",
+     lambda x: attnlib.online_softmax(x, max(x.shape[-1], 1)), "attnlib.online_softmax"),
+    ("check_softmax_from_formula", "F.cross_entropy", _softmax_by_cross_entropy,
+     "torch's log_softmax (aten._log_softmax)"),
+    ("check_stable_softmax", "torch.special.softmax",
+     lambda x, dim=-1: torch.special.softmax(x, dim), "torch.special.softmax"),
+    ("check_stable_softmax", "TorchScript", lambda x, dim=-1: _scripted_softmax(x, dim),
+     "torch's softmax (aten._softmax)"),
+    ("check_stable_softmax", "attnlib's softmax_unchecked",
+     lambda x, dim=-1: softmax_unchecked(x, dim), "attnlib.softmax.softmax_unchecked"),
+    ("check_stable_softmax", "torch.logcumsumexp",
+     lambda x, dim=-1: torch.exp(x - x.logcumsumexp(dim).narrow(dim, x.shape[dim] - 1, 1)),
+     "torch.logcumsumexp"),
+    ("check_softmax_backward", "torch.ops.aten._softmax_backward_data.default",
+     lambda p, g: torch.ops.aten._softmax_backward_data.default(g, p, -1, p.dtype),
+     "torch's softmax backward"),
+    ("check_softmax_backward", "log_softmax's backward",
+     lambda p, g: torch._log_softmax_backward_data(g * p, p.log(), -1, p.dtype),
+     "torch's log_softmax backward"),
+    ("check_softmax_backward", "forward-mode autograd", _softmax_backward_by_dual_numbers,
+     "torch.autograd.forward_ad.make_dual"),
+]  # fmt: skip
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize(
+    ("checker_name", "what", "answer", "label"),
+    ALIASES_02,
+    ids=[f"{name}: {what}" for name, what, *_ in ALIASES_02],
+)
+def test_an_alias_is_refused_by_name_when_only_the_sandbox_sees_it(
+    checker_name: str, what: str, answer: Any, label: str
+) -> None:
+    checker = getattr(checks, checker_name)
+    remote = checker(stand_in(_AnswerInAThread(answer), json.loads(json.dumps(describe(answer)))))
+    assert not remote.passed and f"calls {label}" in str(remote), remote
+    assert remote.mistake.startswith("calls "), remote
+    assert str(remote) == str(checker(answer))  # what the check says of the answer itself
