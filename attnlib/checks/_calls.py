@@ -205,9 +205,6 @@ class _OperatorWatch(TorchDispatchMode):
             watch._open = None
 
 
-_DISPATCH = _OperatorWatch.__torch_dispatch__.__code__
-
-
 class CallWatch:
     """A context manager that records forbidden calls made inside it, in ``seen``. On leaving,
     the profiler is again the one it found, and its dispatch mode is off, with any mode the code
@@ -272,9 +269,7 @@ class CallWatch:
         code = frame.f_code
         label = self._codes.get(code)
         if label is None and self._names and code in _OPERATOR_CALLS:
-            caller = frame.f_back  # not the operator that _OperatorWatch runs on
-            if caller is None or caller.f_code is not _DISPATCH:
-                label = self._names.get(_operator_name(frame))
+            label = self._names.get(_operator_name(frame))
         if label is not None:
             self.seen.append(label)
             self._open = (frame, None)
