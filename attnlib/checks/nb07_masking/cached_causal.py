@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import torch
-from torch.nn.attention import bias as causal_bias
 
 import attnlib
 from attnlib.checks._calls import Forbidden
@@ -50,14 +49,16 @@ CAUSAL_MASK_IMPLEMENTATIONS = Forbidden(
         torch.nn.Transformer.generate_square_subsequent_mask: (
             "torch.nn.Transformer.generate_square_subsequent_mask"
         ),
-        causal_bias.causal_lower_right: "torch.nn.attention.bias.causal_lower_right",
-        causal_bias.causal_upper_left: "torch.nn.attention.bias.causal_upper_left",
-        causal_bias.CausalBias: "torch.nn.attention.bias.CausalBias",
     },
     paths={
         "torch.nn.modules.transformer:_generate_square_subsequent_mask": (
             "torch.nn.Transformer.generate_square_subsequent_mask"
-        )
+        ),
+        # By path: importing torch.nn.attention.bias imports torch.compile's machinery (2 s).
+        **{
+            f"torch.nn.attention.bias:{name}": f"torch.nn.attention.bias.{name}"
+            for name in ("causal_lower_right", "causal_upper_left", "CausalBias")
+        },
     },
 )
 
