@@ -4,10 +4,12 @@
     python -m benchmarks.grading --hangs 20      # 20 graded runs of each notebook with sliders
 
 A "submission" is the whole course: every notebook of the answer key (every exercise
-solved), graded as ``make autograde`` grades, each notebook in its own bubblewrap sandbox,
-against the learner's edition in ``notebooks/`` (its exercises and points). The benchmark
-grades N submissions on 1 worker and on 2, and prints seconds per submission, submissions per
-hour on this machine (all its cores), and the speed-up from 1 to 2 workers. Then it grades one
+solved), graded as ``make autograde`` grades, each notebook in a bubblewrap sandbox that no
+other notebook has touched (a process forked from the worker's warm sandbox), against the
+learner's edition in ``notebooks/`` (its exercises and points). The benchmark grades N
+submissions (4 by default) on 1 worker and on 2, and prints seconds per submission (the
+start-up of the workers and of their warm sandboxes spread over the N), submissions per hour
+on this machine (all its cores), and the speed-up from 1 to 2 workers. Then it grades one
 submission whole (every cell run, the training of 09 and 10 included) and the untouched
 learner's edition both ways, and prints whether every exercise's score is the same. The
 figures are stored in ``benchmarks/results/grading.json``, which docs/measurements.md quotes.
@@ -26,6 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from attnlib.grading.plan import plan_of
 from attnlib.grading.tasks import Task, run_all
 from benchmarks import results
 
@@ -72,9 +75,7 @@ def _problems(results: list[dict[str, Any]]) -> list[str]:
 def speed(submissions: int) -> None:
     notebooks = _notebooks()
     tasks = [t for s in range(submissions) for t in _answer_key(f"s{s}", notebooks)]
-    most = sum(
-        e["max_score"] for r in run_all(tasks[: len(notebooks)], workers=2) for e in r["exercises"]
-    )
+    most = sum(plan_of(t.course_notebook, t.notebook).max_score for t in tasks[: len(notebooks)])
     one, first = _timed(tasks, 1)
     two, second = _timed(tasks, 2)
     scored = sum(_scores(second).values()) / submissions
@@ -139,7 +140,7 @@ def hangs(runs: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--submissions", type=int, default=2)
+    parser.add_argument("--submissions", type=int, default=4)
     parser.add_argument("--hangs", type=int, default=0, help="runs of each slider notebook")
     args = parser.parse_args()
     if args.hangs:

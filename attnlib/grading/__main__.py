@@ -86,33 +86,53 @@ def _tasks(
     ]
 
 
-def _autograde(args: argparse.Namespace) -> int:
-    from attnlib.grading import intake
-    from attnlib.grading.records import write_csv, write_feedback, write_gradebook
+def _cannot_start(args: argparse.Namespace) -> str:
+    """Why grading cannot start at all (no student is graded), or ''."""
     from attnlib.grading.runs import preflight
     from attnlib.grading.sandbox import Limits, named_sandbox
-    from attnlib.grading.submitted_notebook import parse_notebook
-    from attnlib.grading.tasks import run_all
 
-    course_dir: Path = args.course
-    problem = unusable(course_dir)
+    problem = unusable(args.course)
     if problem:
-        print(problem)
-        return 2
+        return problem
     sandbox = named_sandbox(args.sandbox)
     if not sandbox.available():
         if args.sandbox == "bubblewrap":
-            print("bubblewrap (bwrap) is not installed: `make grading-deps`, or see the guide's")
-            print("'Grading security' for the container route (--sandbox docker).")
-        else:
-            print(f"no {args.sandbox}: is Docker running, and the image built (the guide)?")
-        return 2
+            return (
+                "bubblewrap (bwrap) is not installed: `make grading-deps`, or see the guide's\n"
+                "'Grading security' for the container route (--sandbox docker)."
+            )
+        return f"no {args.sandbox}: is Docker running, and the image built (the guide)?"
     unsafe = preflight(sandbox, Limits())
     if unsafe:
-        print(f"not grading: {unsafe}.")
-        print("See the guide's 'Grading security': run the grader as an unprivileged user, or")
-        print("as root with bubblewrap (it then drops every privilege itself).")
+        return (
+            f"not grading: {unsafe}.\nSee the guide's 'Grading security': run the grader as an "
+            "unprivileged user, or as root with bubblewrap (it then drops every privilege itself)."
+        )
+    return ""
+
+
+def _summary(results: list[dict[str, Any]], problems: list[str], line: str) -> int:
+    """Print what was graded and what was not; the exit status that says so."""
+    not_graded = [r for r in results if not r.get("graded", True)]
+    print(f"graded {len(results) - len(not_graded)} of {len(results)} notebooks {line}")
+    for result in not_graded:
+        print(f"not graded: {result['student']}/{result['notebook']}: {result['problem']}")
+    for problem in problems:
+        print(f"not written: {problem}")
+    return 1 if not_graded or problems else 0
+
+
+def _autograde(args: argparse.Namespace) -> int:
+    from attnlib.grading import intake
+    from attnlib.grading.records import write_csv, write_feedback, write_gradebook
+    from attnlib.grading.submitted_notebook import parse_notebook
+    from attnlib.grading.tasks import run_all
+
+    problem = _cannot_start(args)
+    if problem:
+        print(problem)
         return 2
+    course_dir: Path = args.course
     course = _course_notebooks(course_dir)
     students = intake.students(course_dir, set(course), args.student or None)
     if not students:
@@ -146,18 +166,11 @@ def _autograde(args: argparse.Namespace) -> int:
     for student, why in write_gradebook(course_dir, results).items():
         problems.append(f"{student}: gradebook rows not written ({why})")
     csv_path = write_csv(course_dir, results)
-    seconds = time.monotonic() - start
-    not_graded = [r for r in results if not r.get("graded", True)]
-    print(
-        f"graded {len(results) - len(not_graded)} of {len(results)} notebooks of "
-        f"{len(students)} students in {seconds:.0f} s; scores in {csv_path} and "
-        f"{course_dir / 'gradebook.db'}"
+    line = (
+        f"of {len(students)} students in {time.monotonic() - start:.0f} s; scores in "
+        f"{csv_path} and {course_dir / 'gradebook.db'}"
     )
-    for result in not_graded:
-        print(f"not graded: {result['student']}/{result['notebook']}: {result['problem']}")
-    for problem in problems:
-        print(f"not written: {problem}")
-    return 1 if not_graded or problems else 0
+    return _summary(results, problems, line)
 
 
 def main(argv: list[str] | None = None) -> int:

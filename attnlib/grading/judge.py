@@ -196,53 +196,17 @@ def grade_notebook(
         notebook = parse_notebook(submission, name)
     except ValueError as error:
         return not_graded(plan, f"✗ not graded: {error}", time.monotonic() - start)
-    positions, copies = check_positions(plan, notebook)
-    checked = {p for p in positions.values() if p is not None}
-    by_cell, at_end = _checks_by_cell(plan, positions)
-    course = parse_notebook(course_notebook, name)
-    order = {
-        "notebook": notebook,
-        "checks": by_cell,
-        "copies": {str(index): note for index, note in copies.items()},
-        "at_end": at_end,
-        "skip": []
-        if whole
-        else cells_to_leave_out(course, notebook, checked, checks_at_end=bool(at_end)),
-        "call_seconds": limits.call_seconds,
-    }
+    order = _order(plan, parse_notebook(course_notebook, name), notebook, limits, whole)
     try:
         run = runs.start(sandbox, limits)
     except runs.SandboxStartError as error:
         return not_graded(plan, f"✗ not graded: {error}", time.monotonic() - start)
-    deadline = start + limits.wall_seconds
-    watchdog = threading.Timer(
-        max(deadline - time.monotonic(), 0.0),
-        run.kill,
-        args=("the notebook's run went over its time limit",),
-    )
-    watchdog.daemon = True
-    watchdog.start()
-    channel = _Channel(run, deadline, limits.call_seconds)
-    grades: dict[str, ExerciseGrade] = {}
-    outputs: dict[int, list[dict[str, Any]]] = {}
-    ran: list[int] = []
-    problem = ""
     try:
-        hello = channel.receive()
-        unsafe = runs.refusal(hello.get("hello"))
-        if unsafe:
-            run.kill(unsafe)
-            raise runs.UnsafeSandboxError(unsafe)
-        outputs, ran = _answer_checks(channel, plan, order, grades)
-    except RunEnded as ended:
-        problem = str(ended)
+        deadline = start + limits.wall_seconds
+        grades, outputs, ran, problem, tail = _graded_run(run, plan, order, deadline)
     except runs.UnsafeSandboxError as unsafe:
-        problem = f"✗ not graded: {unsafe}; the grader runs no submission in such a sandbox"
-        return not_graded(plan, problem, time.monotonic() - start)
-    finally:
-        watchdog.cancel()
-        tail = run.log_tail() if run.killed or problem else ""
-        run.finish()
+        why = f"✗ not graded: {unsafe}; the grader runs no submission in such a sandbox"
+        return not_graded(plan, why, time.monotonic() - start)
     why = problem or "the notebook's run ended without reaching this check"
     exercises = [
         grades.get(e.exercise_id)
@@ -251,6 +215,61 @@ def grade_notebook(
     ]
     seconds = time.monotonic() - start
     return NotebookGrade(plan.name, exercises, outputs, seconds, problem, tail[-2000:], ran)
+
+
+def _order(
+    plan: NotebookPlan,
+    course: dict[str, Any],
+    notebook: dict[str, Any],
+    limits: Limits,
+    whole: bool,
+) -> dict[str, Any]:
+    """The run's order: the notebook, where each check runs, the cells left out."""
+    positions, copies = check_positions(plan, notebook)
+    checked = {p for p in positions.values() if p is not None}
+    by_cell, at_end = _checks_by_cell(plan, positions)
+    at_the_end = bool(at_end)
+    skip = [] if whole else cells_to_leave_out(course, notebook, checked, checks_at_end=at_the_end)
+    return {
+        "notebook": notebook,
+        "checks": by_cell,
+        "copies": {str(index): note for index, note in copies.items()},
+        "at_end": at_end,
+        "skip": skip,
+        "call_seconds": limits.call_seconds,
+    }
+
+
+def _graded_run(
+    run: runs.Run, plan: NotebookPlan, order: dict[str, Any], deadline: float
+) -> tuple[dict[str, ExerciseGrade], dict[int, list[dict[str, Any]]], list[int], str, str]:
+    """The run's grades, outputs, cells run, what stopped it early and its log's end (when it
+    was stopped), with a watchdog that kills it at ``deadline`` whatever it is doing."""
+    watchdog = threading.Timer(
+        max(deadline - time.monotonic(), 0.0),
+        run.kill,
+        args=("the notebook's run went over its time limit",),
+    )
+    watchdog.daemon = True
+    watchdog.start()
+    channel = _Channel(run, deadline, run.limits.call_seconds)
+    grades: dict[str, ExerciseGrade] = {}
+    outputs: dict[int, list[dict[str, Any]]] = {}
+    ran: list[int] = []
+    problem = ""
+    try:
+        unsafe = runs.refusal(channel.receive().get("hello"))
+        if unsafe:
+            run.kill(unsafe)
+            raise runs.UnsafeSandboxError(unsafe)
+        outputs, ran = _answer_checks(channel, plan, order, grades)
+    except RunEnded as ended:
+        problem = str(ended)
+    finally:
+        watchdog.cancel()
+        tail = run.log_tail() if run.killed or problem else ""
+        run.finish()
+    return grades, outputs, ran, problem, tail
 
 
 def _checks_by_cell(
