@@ -328,6 +328,53 @@ CPU_BOUND_BUT_RIGHT = {
     for exercise, source in RIGHT.items()
 }
 
+# The implementation an exercise asks for, reached through another name (issue 39): torch's
+# aliases and operators, scipy, attnlib's other helpers, and autograd's other routes.
+ALIASES = {
+    "alias_torch_special": {
+        "ex1_softmax_from_formula": "def softmax_from_formula(x):\n"
+        "    return torch.special.softmax(x, dim=-1)\n",
+        "ex2_stable_softmax": "def stable_softmax(x, dim=-1):\n"
+        "    return torch.special.log_softmax(x, dim=dim).exp()\n",
+        "ex3_softmax_backward": "def softmax_backward(p, g):\n"
+        "    return torch.ops.aten._softmax_backward_data.default(g, p, -1, p.dtype)\n",
+    },
+    "alias_aten_operators": {
+        "ex1_softmax_from_formula": "def softmax_from_formula(x):\n"
+        "    return torch.ops.aten._softmax.default(x, -1, False)\n",
+        "ex2_stable_softmax": "def stable_softmax(x, dim=-1):\n"
+        "    return torch.exp(x - torch.special.logsumexp(x, dim=dim, keepdim=True))\n",
+        "ex3_softmax_backward": "def softmax_backward(p, g):\n"
+        "    return torch._log_softmax_backward_data(g * p, p.log(), -1, p.dtype)\n",
+    },
+    "alias_scipy": {
+        "ex1_softmax_from_formula": "import scipy.special\n"
+        "def softmax_from_formula(x):\n"
+        "    return torch.from_numpy(scipy.special.softmax(x.numpy(), axis=-1))\n",
+        "ex2_stable_softmax": "import scipy.special\n"
+        "def stable_softmax(x, dim=-1):\n"
+        "    return torch.from_numpy(scipy.special.softmax(x.numpy(), axis=dim))\n",
+        "ex3_softmax_backward": "def softmax_backward(p, g):\n"
+        "    def softmax(z):\n"
+        "        e = torch.exp(z - z.amax(dim=-1, keepdim=True))\n"
+        "        return e / e.sum(dim=-1, keepdim=True)\n"
+        "    return torch.func.jvp(softmax, (p.log(),), (g,))[1]\n",
+    },
+    "alias_attnlib_helpers": {
+        "ex1_softmax_from_formula": "def softmax_from_formula(x):\n"
+        "    return attnlib.online_softmax(x, tile_size=max(x.shape[-1], 1))\n",
+        "ex2_stable_softmax": "from attnlib.softmax import softmax_unchecked\n"
+        "def stable_softmax(x, dim=-1):\n"
+        "    return softmax_unchecked(x, dim=dim)\n",
+        "ex3_softmax_backward": "import torch.autograd.forward_ad as fwAD\n"
+        "def softmax_backward(p, g):\n"
+        "    with fwAD.dual_level():\n"
+        "        z = fwAD.make_dual(p.log(), g)\n"
+        "        e = torch.exp(z - z.amax(dim=-1, keepdim=True))\n"
+        "        return fwAD.unpack_dual(e / e.sum(dim=-1, keepdim=True)).tangent\n",
+    },
+}
+
 HOSTILE = {
     "patches_the_result": PATCH_THE_RESULT,
     "reads_the_frames": READ_THE_FRAMES,
@@ -427,6 +474,8 @@ def _students(course: Path) -> dict[str, dict[str, Any]]:
     }
     for student in SPREADSHEET_IDS:
         students[student] = _submission(RIGHT)
+    for student, answers in ALIASES.items():
+        students[student] = _submission(answers)
     for student, template in HOSTILE.items():
         students[student] = _submission({e: template.format(name=NAMES[e]) for e in EXERCISES})
     return students
@@ -453,6 +502,7 @@ EXPECTED = {
     CPU_BOUND: 3,
     **dict.fromkeys(SPREADSHEET_IDS, 3),
     **dict.fromkeys(HOSTILE, 0),
+    **dict.fromkeys(ALIASES, 0),
     **dict.fromkeys(NOT_NOTEBOOKS, 0),
     "links_the_source_folder": 0,
 }
@@ -691,6 +741,16 @@ def test_calling_attnlib_scores_0_and_says_why(course: Path) -> None:
         row = grades[("calls_attnlib", exercise)]
         assert float(row["score"]) == 0 and "calls attnlib.softmax" in row["reason"], row
         assert row["mistake"].startswith("calls ")
+
+
+@pytest.mark.parametrize("student", sorted(ALIASES))
+def test_an_alias_of_the_implementation_is_refused_and_named(course: Path, student: str) -> None:
+    grades = _grades(course)
+    for exercise in EXERCISES:
+        row = grades[(student, exercise)]
+        assert float(row["score"]) == 0 and row["status"] == "failed", row
+        assert "which already does what this exercise asks" in row["reason"], row
+        assert row["mistake"].startswith("calls "), row
 
 
 def test_a_tensor_subclass_is_refused_by_name(course: Path) -> None:
