@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
+from dataclasses import dataclass
 from typing import Any
 
 from attnlib.grading.plan import code_cells, nbgrader_of
@@ -106,6 +108,25 @@ def _imported(tree: ast.Module) -> set[str]:
     }
 
 
+@dataclass(frozen=True)
+class _Names:
+    """What one cell binds, reads from the notebook, and imports."""
+
+    bound: frozenset[str]
+    read: frozenset[str]
+    imported: frozenset[str]
+
+
+@functools.lru_cache(maxsize=4096)
+def _names(source: str) -> _Names | None:
+    """A cell's names, or None when it cannot be read as Python. Cached: most cells of a class's
+    submissions are the course's own, word for word."""
+    tree = _python(source)
+    if tree is None:
+        return None
+    return _Names(frozenset(_bound(tree)), frozenset(_read(tree)), frozenset(_imported(tree)))
+
+
 def cells_to_leave_out(
     course: dict[str, Any],
     submission: dict[str, Any],
@@ -135,23 +156,23 @@ def cells_to_leave_out(
     for index, source, _ in code_cells(submission):
         if index in checked or index in tail:
             continue
-        tree = _python(source)
-        if tree is None:
+        names = _names(source)
+        if names is None:
             return tail
-        cells.append((index, source in own, source in tagged, tree))
-    modules = set(dir(builtins)).union(*(_imported(tree) for *_, tree in cells))
+        cells.append((index, source in own, source in tagged, names))
+    modules = set(dir(builtins)).union(*(names.imported for *_, names in cells))
     left_out: list[int] = []
     bound: set[str] = set()  # what the left-out cells bind
     read: set[str] = set()  # the notebook's own names that they read
-    for index, is_own, is_tagged, tree in cells:
+    for index, is_own, is_tagged, names in cells:
         # What a left-out cell reads it may have changed in place (a model it trained), so a
         # course cell that reads it is left out as well as one that reads what it binds.
-        needs_left_out = bool(_read(tree) & (bound | read))
+        needs_left_out = bool(names.read & (bound | read))
         if is_own and (is_tagged or needs_left_out):
             left_out.append(index)
-            bound |= _bound(tree) - modules
-            read |= _read(tree) - modules
-    for _, is_own, _, tree in cells:
-        if not is_own and _read(tree) & (bound | read):
+            bound |= names.bound - modules
+            read |= names.read - modules
+    for _, is_own, _, names in cells:
+        if not is_own and names.read & (bound | read):
             return tail  # the learner's code may need what a left-out cell does
     return sorted(left_out + tail)
