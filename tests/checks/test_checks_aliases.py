@@ -16,7 +16,6 @@ from typing import Any
 import numpy as np
 import pytest
 import scipy.spatial.distance
-import scipy.special
 import scipy.stats
 import sentence_transformers.util
 import sklearn.metrics.pairwise
@@ -27,6 +26,7 @@ import transformers
 import transformers.generation.logits_process as logits_process
 import transformers.models.bert.modeling_bert as modeling_bert
 from nb11_learner_modules import modules
+from softmax_aliases import ALIASES_02
 from torch.nn.attention.bias import causal_lower_right
 
 import attnlib
@@ -37,7 +37,6 @@ from attnlib.gpt import GPTBlock
 from attnlib.multi_head import _merge_heads, _split_heads
 from attnlib.positional import _angles
 from attnlib.sampling import _next_token_probs, _nucleus
-from attnlib.softmax import softmax_unchecked
 
 Tensor = torch.Tensor
 CHECKERS: dict[str, Callable[..., Any]] = {
@@ -208,34 +207,7 @@ ALIASES: list[tuple[str, str, Any, str]] = [
      lambda X: torch.from_numpy(sklearn.metrics.pairwise.cosine_similarity(X.numpy())).argmax(-1),
      "sklearn.metrics.pairwise.cosine_similarity"),
     # -- 02 ---------------------------------------------------------------------------------
-    ("ex1_softmax_from_formula", "torch.special.softmax",
-     lambda x: torch.special.softmax(x, -1), "torch.special.softmax"),
-    ("ex1_softmax_from_formula", "torch.ops.aten._softmax.default",
-     lambda x: torch.ops.aten._softmax.default(x, -1, False), "torch's softmax"),
-    ("ex1_softmax_from_formula", "scipy.special.softmax",
-     lambda x: torch.from_numpy(scipy.special.softmax(x.numpy(), -1)), "scipy.special.softmax"),
-    ("ex1_softmax_from_formula", "attnlib.online_softmax",
-     lambda x: attnlib.online_softmax(x, 2), "attnlib.online_softmax"),
-    ("ex1_softmax_from_formula", "attnlib's softmax_unchecked",
-     lambda x: softmax_unchecked(x), "attnlib.softmax.softmax_unchecked"),
-    ("ex2_stable_softmax", "torch._safe_softmax",
-     lambda x, dim=-1: torch._safe_softmax(x, dim), "torch._safe_softmax"),
-    ("ex2_stable_softmax", "torch.special.logsumexp",
-     lambda x, dim=-1: (x - torch.special.logsumexp(x, dim, keepdim=True)).exp(),
-     "torch.special.logsumexp"),
-    ("ex2_stable_softmax", "scipy.special.log_softmax",
-     lambda x, dim=-1: torch.from_numpy(scipy.special.log_softmax(x.numpy(), dim)).exp(),
-     "scipy.special.log_softmax"),
-    ("ex3_softmax_backward", "torch.ops.aten._softmax_backward_data.default",
-     lambda p, g: torch.ops.aten._softmax_backward_data.default(g, p, -1, p.dtype),
-     "torch's softmax backward"),
-    ("ex3_softmax_backward", "log_softmax's backward of g·p",
-     lambda p, g: torch._log_softmax_backward_data(g * p, p.log(), -1, p.dtype),
-     "torch's log_softmax backward"),
-    ("ex3_softmax_backward", "torch.func.jvp (J is symmetric)",
-     lambda p, g: torch.func.jvp(lambda z: z.exp() / z.exp().sum(-1, keepdim=True),
-                                 (p.log(),), (g,))[1],
-     "torch.func.jvp"),
+    *ALIASES_02,
     # -- 03, 04, 05 -------------------------------------------------------------------------
     ("ex3_local_self_attention", "attnlib.attention.attend",
      lambda x, window: attend(x, x, x, _window(x, window), scale=1.0), "attnlib.attention.attend"),

@@ -16,19 +16,14 @@ import warnings
 from typing import Any
 
 import pytest
-import scipy.special
-import torch
-import torch.nn.functional as F
-from mistake_corpus.corpus import Entry, entries
+from mistake_corpus.corpus import Entry, checker_for, entries
+from softmax_aliases import ALIASES_02
 from stand_in_loopback import NOT_ACROSS, Loopback, across_the_wall, same_report
 from torch import nn
-from torch.autograd import forward_ad
 
-import attnlib
 from attnlib import checks
 from attnlib.grading.answering import describe
 from attnlib.grading.stand_ins import stand_in
-from attnlib.softmax import softmax_unchecked
 
 SAMPLE = [
     e
@@ -101,73 +96,16 @@ class _AnswerInAThread(Loopback):
         return replies[0]
 
 
-def _softmax_along(x: torch.Tensor, dim: int) -> torch.Tensor:
-    return torch.softmax(x, dim=dim)
-
-
-with warnings.catch_warnings():  # torch.jit.script is deprecated; a learner may still use it
-    warnings.simplefilter("ignore", DeprecationWarning)
-    _scripted_softmax = torch.jit.script(_softmax_along)
-
-
-def _softmax_by_cross_entropy(x: torch.Tensor) -> torch.Tensor:
-    n = x.shape[-1]
-    rows = x.reshape(-1, n)
-    nll = F.cross_entropy(
-        rows.repeat_interleave(n, dim=0), torch.arange(n).repeat(rows.shape[0]), reduction="none"
-    )
-    return torch.exp(-nll).reshape(x.shape)
-
-
-def _softmax_backward_by_dual_numbers(p: torch.Tensor, g: torch.Tensor) -> torch.Tensor:
-    with forward_ad.dual_level():
-        z = forward_ad.make_dual(p.log(), g)
-        e = torch.exp(z - z.amax(dim=-1, keepdim=True))
-        return forward_ad.unpack_dual(e / e.sum(dim=-1, keepdim=True)).tangent
-
-
-ALIASES_02: list[tuple[str, str, Any, str]] = [
-    ("check_softmax_from_formula", "torch.special.softmax",
-     lambda x: torch.special.softmax(x, -1), "torch.special.softmax"),
-    ("check_softmax_from_formula", "torch.ops.aten._softmax.default",
-     lambda x: torch.ops.aten._softmax.default(x, -1, False), "torch's softmax"),
-    ("check_softmax_from_formula", "scipy.special.softmax",
-     lambda x: torch.from_numpy(scipy.special.softmax(x.numpy(), axis=-1)),
-     "scipy.special.softmax"),
-    ("check_softmax_from_formula", "attnlib.online_softmax",
-     lambda x: attnlib.online_softmax(x, max(x.shape[-1], 1)), "attnlib.online_softmax"),
-    ("check_softmax_from_formula", "F.cross_entropy", _softmax_by_cross_entropy,
-     "torch's log_softmax (aten._log_softmax)"),
-    ("check_stable_softmax", "torch.special.softmax",
-     lambda x, dim=-1: torch.special.softmax(x, dim), "torch.special.softmax"),
-    ("check_stable_softmax", "TorchScript", lambda x, dim=-1: _scripted_softmax(x, dim),
-     "torch's softmax (aten._softmax)"),
-    ("check_stable_softmax", "attnlib's softmax_unchecked",
-     lambda x, dim=-1: softmax_unchecked(x, dim), "attnlib.softmax.softmax_unchecked"),
-    ("check_stable_softmax", "torch.logcumsumexp",
-     lambda x, dim=-1: torch.exp(x - x.logcumsumexp(dim).narrow(dim, x.shape[dim] - 1, 1)),
-     "torch.logcumsumexp"),
-    ("check_softmax_backward", "torch.ops.aten._softmax_backward_data.default",
-     lambda p, g: torch.ops.aten._softmax_backward_data.default(g, p, -1, p.dtype),
-     "torch's softmax backward"),
-    ("check_softmax_backward", "log_softmax's backward",
-     lambda p, g: torch._log_softmax_backward_data(g * p, p.log(), -1, p.dtype),
-     "torch's log_softmax backward"),
-    ("check_softmax_backward", "forward-mode autograd", _softmax_backward_by_dual_numbers,
-     "torch.autograd.forward_ad.make_dual"),
-]  # fmt: skip
-
-
 @pytest.mark.filterwarnings("ignore")
 @pytest.mark.parametrize(
-    ("checker_name", "what", "answer", "label"),
+    ("exercise_id", "what", "answer", "label"),
     ALIASES_02,
-    ids=[f"{name}: {what}" for name, what, *_ in ALIASES_02],
+    ids=[f"{exercise_id}: {what}" for exercise_id, what, *_ in ALIASES_02],
 )
 def test_an_alias_is_refused_by_name_when_only_the_sandbox_sees_it(
-    checker_name: str, what: str, answer: Any, label: str
+    exercise_id: str, what: str, answer: Any, label: str
 ) -> None:
-    checker = getattr(checks, checker_name)
+    checker = checker_for(exercise_id)
     remote = checker(stand_in(_AnswerInAThread(answer), json.loads(json.dumps(describe(answer)))))
     assert not remote.passed and f"calls {label}" in str(remote), remote
     assert remote.mistake.startswith("calls "), remote
