@@ -94,6 +94,11 @@ def _cannot_start(args: argparse.Namespace) -> str:
     problem = unusable(args.course)
     if problem:
         return problem
+    if not _course_notebooks(args.course) or not (args.course / "submitted").is_dir():
+        return (
+            f"{args.course} is not a course directory (no release/notebooks/ or submitted/): "
+            "make it with `make course-dir DIR=…` first"
+        )
     sandbox = named_sandbox(args.sandbox)
     if not sandbox.available():
         if args.sandbox == "bubblewrap":

@@ -16,3 +16,9 @@ def test_inside_a_checkout_or_with_url_marks_it_is_refused(tmp_path: Path) -> No
     assert "inside a git checkout" in unusable(CHECKOUT / "course")
     for name in ("what?", "week#3"):
         assert "may not hold '?' or '#'" in unusable(tmp_path / name)
+
+
+def test_autograde_refuses_what_is_not_a_course_directory(tmp_path: Path) -> None:
+    from attnlib.grading.__main__ import main
+
+    assert main(["autograde", str(tmp_path)]) == 2
