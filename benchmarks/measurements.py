@@ -164,7 +164,9 @@ def grading() -> str:
     )
     intro = (
         f"{figures['submissions']} whole-course submissions ({figures['notebooks']} notebooks "
-        "each, the answer key), each notebook in its own sandbox.\n\n"
+        "each, the answer key), each notebook in a sandbox no other notebook has touched "
+        "(forked from its worker's warm sandbox); the seconds include the start-up of the "
+        "workers and their warm sandboxes.\n\n"
     )
     return _measured_on(figures) + intro + "\n".join(rows) + "\n" + summary
 

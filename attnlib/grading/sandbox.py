@@ -194,7 +194,7 @@ class Bubblewrap:
         for path in software:
             args += ["--ro-bind", str(path), str(path)]
         if withheld is not None and _solutions().exists():
-            args += ["--ro-bind-data", str(withheld), str(_solutions())]
+            args += ["--perms", "0444", "--ro-bind-data", str(withheld), str(_solutions())]
         scratch = ["--size", str(limits.scratch_bytes), "--tmpfs", INSIDE]
         args += ["--perms", "0777" if as_root else "0700", *scratch, "--chdir", INSIDE]
         args += ["--clearenv"]
