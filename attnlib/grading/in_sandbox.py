@@ -25,17 +25,19 @@ Part of the grader of notebooks 00–12 (:mod:`attnlib.grading`).
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import traceback
 from typing import Any
 
 # A cell's stream (stdout or stderr) keeps this many characters of its text, a figure or
-# other display value this many; the notebook's outputs together at most OUTPUT_CHARS, after
-# which a cell's outputs are replaced by a note. The grader refuses more (frames.py).
+# other display value this many; the notebook's outputs together at most OUTPUT_BYTES as they
+# travel (JSON, non-ASCII escaped), after which a cell's outputs are replaced by a note. The
+# grader refuses a final message over 8 MB (judge.SMALL_FRAME_BYTES).
 STREAM_CHARS = 100_000
 DATA_CHARS = 2_000_000
-OUTPUT_CHARS = 4_000_000
+OUTPUT_BYTES = 4_000_000
 _SHOWN_KINDS = ("text/plain", "text/html", "text/markdown", "image/png", "image/jpeg")
 
 # What a cell left out of a graded run shows in the feedback (attnlib.grading.leave_out).
@@ -69,13 +71,13 @@ def _cut(text: str, limit: int) -> str:
 
 
 class _Budget:
-    """What is left of the notebook's OUTPUT_CHARS."""
+    """What is left of the notebook's OUTPUT_BYTES."""
 
     def __init__(self) -> None:
-        self.left = OUTPUT_CHARS
+        self.left = OUTPUT_BYTES
 
     def take(self, outputs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        size = sum(len(str(v)) for output in outputs for v in output.values())
+        size = len(json.dumps(outputs))
         if size > self.left:
             self.left = 0
             note = "[this cell's output was not kept: the notebook's outputs are over the limit]\n"

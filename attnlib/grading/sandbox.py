@@ -44,7 +44,7 @@ import shutil
 import subprocess
 import sys
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -143,18 +143,14 @@ def _ancestors(paths: list[Path]) -> list[str]:
 
 @dataclass
 class Launched:
-    """A walled process, with what must outlive its start and go at its end."""
+    """A walled process, and its cgroup, which goes at its end."""
 
     process: subprocess.Popen[bytes]
     cgroup: cgroups.Cgroup | None = None
-    namespace: unprivileged.UserNamespace | None = None
-    sandbox_uid: int | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    sandbox_uid: int | None = None  # the id it runs as, when the grader chose one (as root)
 
     def release(self) -> None:
         """After the process has been killed and waited for."""
-        if self.namespace is not None:
-            self.namespace.close()
         if self.cgroup is not None:
             self.cgroup.remove()
 
@@ -255,8 +251,7 @@ class Bubblewrap:
             os.close(withheld)  # bubblewrap has read it
         if namespace is not None:  # bubblewrap holds it now
             namespace.close()
-            namespace = None
-        return Launched(process, cgroup, None, uid)
+        return Launched(process, cgroup, uid)
 
 
 @dataclass(frozen=True)
