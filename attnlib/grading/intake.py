@@ -137,11 +137,12 @@ def _student(name: str, submitted: int, course_notebooks: set[str]) -> Student:
 def students(
     course: Path, course_notebooks: set[str], only: list[str] | None = None
 ) -> list[Student]:
-    """Every folder of ``course/submitted`` (or only those named in ``only``, each of which is
-    listed, handed in or not), with what it handed in."""
+    """Every folder of ``course/submitted`` but hidden ones (or only those named in ``only``,
+    each of which is listed, handed in or not), with what it handed in."""
     submitted = os.open(course / "submitted", _OPEN_FOLDER)
     try:
-        names = sorted(os.listdir(submitted))
+        # Hidden entries (.DS_Store, .ipynb_checkpoints) are no one's submission.
+        names = sorted(name for name in os.listdir(submitted) if not name.startswith("."))
         if only:
             names = sorted(set(only))
         return [_student(name, submitted, course_notebooks) for name in names]

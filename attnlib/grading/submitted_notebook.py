@@ -54,9 +54,11 @@ def parse_notebook(data: bytes, name: str) -> dict[str, Any]:
     if len(data) > MAX_NOTEBOOK_BYTES:
         raise ValueError(f"{name} is over {MAX_NOTEBOOK_BYTES // 2**20} MB")
     try:
-        notebook = json.loads(data.decode("utf-8", "replace"))
+        notebook = json.loads(data.decode("utf-8", "replace"), parse_constant=_not_json)
     except (json.JSONDecodeError, RecursionError) as error:
         raise ValueError(f"{name} is not a notebook (not JSON: {error})") from None
+    except ValueError as error:
+        raise ValueError(f"{name} is not a notebook ({error})") from None
     notebook = _rebuilt(notebook, name)
     if not isinstance(notebook, dict) or not isinstance(notebook.get("cells"), list):
         raise ValueError(f"{name} is not a notebook: no list of cells")
@@ -65,6 +67,11 @@ def parse_notebook(data: bytes, name: str) -> dict[str, Any]:
         if problem:
             raise ValueError(f"{name} cannot be read: cell {index} {problem}")
     return notebook
+
+
+def _not_json(constant: str) -> Any:
+    """Python's JSON reader takes NaN and Infinity, which JSON (and Jupyter) does not have."""
+    raise ValueError(f"it holds {constant}, which JSON does not have")
 
 
 def _type_name(value: Any) -> str:

@@ -123,6 +123,12 @@ def test_odd_folder_names_and_missing_students(course: Path) -> None:
     assert "not plain printable text" in named["../source"].refused
 
 
+def test_hidden_entries_are_no_ones_submission(course: Path) -> None:
+    (course / "submitted" / ".DS_Store").write_bytes(b"")
+    (course / "submitted" / ".ipynb_checkpoints").mkdir()
+    assert intake.students(course, COURSE) == []
+
+
 def test_a_name_that_is_not_utf8_is_refused_not_crashed_on(course: Path) -> None:
     os.mkdir(os.path.join(os.fsencode(course / "submitted"), b"caf\xe9"))
     (student,) = intake.students(course, COURSE)

@@ -57,7 +57,9 @@ def test_what_the_grader_reads_must_have_its_type(cell: object, problem: str) ->
 
 
 def test_not_a_notebook_at_all() -> None:
-    for data, words in [(b"[1, 2]", "no list of cells"), (b"{", "not JSON"), (b"", "not JSON")]:
+    nan = b'{"cells": [], "metadata": {"x": NaN}}'
+    cases = [(b"[1, 2]", "no list of cells"), (b"{", "not JSON"), (b"", "not JSON")]
+    for data, words in [*cases, (nan, "holds NaN, which JSON does not have")]:
         with pytest.raises(ValueError, match=words):
             parse_notebook(data, "x.ipynb")
 
