@@ -201,9 +201,9 @@ def test_grading_the_solutions_leaves_out_what_only_trains_and_nothing_fails(
 ) -> None:
     """The solutions were graded as a class is: every cell tagged grading-may-skip left out,
     with a note saying so (a course cell that reads what such a cell made or used goes with
-    it), or none, where an answer reads what a tagged cell uses and the notebook runs whole
-    (notebook 11's capstone reads the encoder its tagged cell copies); never in 09 and 10,
-    whose tagged cells train. No cell that ran failed; full marks all the same (above)."""
+    it), or none, where an answer reads what a tagged cell uses; never in 09 and 10, whose
+    tagged cells train; and the cells after the last graded check left out in any case. No
+    cell that ran failed; full marks all the same (above)."""
     graded = _read(course.autograded("solutions") / path.name)
     code = [cell for cell in graded["cells"] if cell["cell_type"] == "code"]
     left_out = {id(cell) for cell in code if cell.get("execution_count") is None}
