@@ -179,7 +179,7 @@ autograde: instructor $(if $(filter bubblewrap,$(SANDBOX)),grading-deps)
 # common mistakes, with the exercises most often not passed first.
 class-report: instructor
 	@test -n "$(COURSE)" || { echo "usage: make class-report COURSE=/path/to/course-dir"; exit 2; }
-	$(BIN)/python -m attnlib.grading.class_report "$(COURSE)"
+	$(BIN)/python -m attnlib.grading class-report "$(COURSE)"
 
 # The image of the container sandbox (instructors/grading/Dockerfile), built with the Python
 # that the grader itself runs.

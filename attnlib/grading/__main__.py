@@ -5,8 +5,10 @@
                                             [--student NAME …] [--whole] [--time-limit S]
                                             [--call-time-limit S] [--memory-limit GIB]
                                             [--sandbox bubblewrap | docker[:IMAGE] | none]
+    python -m attnlib.grading class-report DIR
 
-``make course-dir DIR=…`` and ``make autograde COURSE=…`` run these from the checkout.
+``make course-dir DIR=…``, ``make autograde COURSE=…`` and ``make class-report COURSE=…`` run
+these from the checkout.
 
 ``autograde`` writes feedback, the gradebook and ``grades.csv`` for every student it was given,
 whatever their folders hold, and exits with 0 when every notebook was graded, 1 when some
@@ -203,7 +205,13 @@ def main(argv: list[str] | None = None) -> int:
         help="bubblewrap (Linux), docker[:IMAGE] (a container per notebook), or none "
         "(only where the machine itself is thrown away)",
     )
+    report = commands.add_parser("class-report", help="what the class got right and wrong")
+    report.add_argument("course", type=Path)
     args = parser.parse_args(argv)
+    if args.command == "class-report":
+        from attnlib.grading.class_report import main as class_report
+
+        return class_report([str(args.course)])
     if args.command == "course-dir":
         make_course_dir(args.course, args.answer_key)
         print(

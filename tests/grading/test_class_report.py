@@ -170,7 +170,7 @@ def summary(course: Path) -> ClassSummary:
 def report(course: Path) -> Path:
     """The report, made by the command as an instructor runs it."""
     completed = subprocess.run(
-        [sys.executable, "-m", "attnlib.grading.class_report", str(course)],
+        [sys.executable, "-m", "attnlib.grading", "class-report", str(course)],  # as make runs it
         capture_output=True,
         text=True,
         check=False,
