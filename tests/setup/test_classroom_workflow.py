@@ -87,7 +87,7 @@ def test_the_grader_is_attnlibs_offline_and_the_course_dir_outside_the_checkout(
     assert grade_step["env"]["HF_HUB_OFFLINE"] == "1"
     assert "--sandbox" not in grade_step["run"], "bubblewrap, the default, is the sandbox"
     # Exit 1 (a notebook not graded, its rows saying why) still reaches the summary; 2 stops.
-    assert 'status=${PIPESTATUS[0]}' in grade_step["run"]
+    assert "status=${PIPESTATUS[0]}" in grade_step["run"]
     assert 'if [ "$status" -gt 1 ]; then' in grade_step["run"]
 
 
