@@ -41,6 +41,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+# The tag of a cell only the instructors' edition has (the asserts after each reveal).
+from attnlib.course.predictions import INSTRUCTORS_ONLY_TAG
+
 REPO = Path(__file__).resolve().parents[1]
 SOURCE = REPO / "instructors" / "notebooks"
 LEARNER = REPO / "notebooks"
@@ -56,8 +59,6 @@ Notebook = dict[str, Any]
 
 # The tag of each notebook's first code cell, which installs attnlib on Colab.
 COLAB_TAG = "colab-install"
-# The tag of a cell only the instructors' edition has (the asserts after a reveal).
-INSTRUCTORS_ONLY_TAG = "instructors-only"
 
 
 def course_repository() -> tuple[str, str]:

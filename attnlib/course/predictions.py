@@ -17,6 +17,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+# The tag of the cells only the instructors' edition has (after each reveal, the asserts that
+# the run shows the course's answer): left out of the learner's edition
+# (instructors/editions.py) and of nbgrader's source (attnlib.grading.course).
+INSTRUCTORS_ONLY_TAG = "instructors-only"
+
 
 @dataclass(frozen=True)
 class PredictionResult:

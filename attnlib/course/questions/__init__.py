@@ -17,7 +17,7 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import Any
 
-from attnlib.course.predictions import PredictionResult, Question
+from attnlib.course.predictions import INSTRUCTORS_ONLY_TAG, PredictionResult, Question
 from attnlib.course.questions import (
     nb00_pytorch,
     nb01_dot_products,
@@ -93,4 +93,4 @@ def confirm(question_id: str, **measured: Any) -> None:
     question(question_id).confirm(**measured)
 
 
-__all__ = ["QUESTIONS", "confirm", "question", "reveal"]
+__all__ = ["INSTRUCTORS_ONLY_TAG", "QUESTIONS", "confirm", "question", "reveal"]
