@@ -734,8 +734,10 @@ def test_a_later_cell_uses_an_answer_only_once_its_check_passed(
     }[exercise_id]
     assert CHECKERS[exercise_id](right).passed
     assert checks.yours_or_attnlib(exercise_id, right, fallback) is right
-    assert not CHECKERS[exercise_id](lambda *args: 0).passed
-    assert checks.yours_or_attnlib(exercise_id, right, fallback) is fallback
+    wrong = lambda *args: 0  # noqa: E731
+    assert not CHECKERS[exercise_id](wrong).passed  # another answer fails: right stays passed
+    assert checks.yours_or_attnlib(exercise_id, right, fallback) is right
+    assert checks.yours_or_attnlib(exercise_id, wrong, fallback) is fallback
     assert "Using attnlib's" in capsys.readouterr().out
 
 
