@@ -6,8 +6,13 @@ refuses; `python -m benchmarks.stand_ins` and `tests/checks/test_grading_stand_i
 answers across the grading sandbox's wall. Test data, shared with the benchmarks.
 
 Each module ``nbNN.py`` (corpus a), ``nbNN_b.py`` (corpus b, written later by other hands,
-after the checkers had been improved against corpus a) and ``nbNN_c.py`` (corpus c, the same
-again after corpus b) lists :class:`Entry` s. A wrong answer's
+after the checkers had been improved against corpus a), ``nbNN_c.py`` (corpus c, the same
+again after corpus b) and ``nbNN_d.py`` (corpus d, written after corpus c from the learner's
+edition's tasks alone, aimed at what corpus c's round saw slip: a result in another dtype than
+the input's, a float32 constant against float64 input, a float where a whole number is asked,
+epsilons in denominators, heads split or joined without a transpose, `.T` on a batch, a decay
+that starts at step 0, GNMT penalties written other ways, fills other than −∞ inside the
+sampler, crashes inside the answer) lists :class:`Entry` s. A wrong answer's
 ``named`` is the name of the table entry that describes it (the report must say "The mistake:
 <named>"), or ``None`` when no table entry describes it; an answer named as some *other*
 mistake counts as misnamed. The entries were written from what learners do, before reading the
