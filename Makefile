@@ -209,14 +209,14 @@ browser: setup browser-deps
 # The playgrounds' screenshots in the instructors' guide (figures/playgrounds/) and a picture
 # of every widget for the website (figures/widgets/), retaken by the browser test as it
 # drives each one; then the website's pages (figures/site/), by the website test; then the
-# class report of tests/grading/test_class_report.py's class (figures/class-report.png).
+# class report of tests/grading/test_class_report.py's class (figures/grading/class-report.png).
 screenshots: setup instructor browser-deps $(WEBSITE_STAMP)
 	ATTNLIB_PLAYGROUND_SCREENSHOTS=$(CURDIR)/figures/playgrounds \
 		ATTNLIB_WIDGET_PICTURES=$(CURDIR)/figures/widgets CHROMIUM=$(CHROMIUM) \
 		HF_HUB_OFFLINE=1 $(BIN)/python -m pytest tests/browser -p no:cacheprovider
 	ATTNLIB_SITE_SCREENSHOTS=$(CURDIR)/figures/site CHROMIUM=$(CHROMIUM) \
 		$(BIN)/python -m pytest tests/website -p no:cacheprovider
-	ATTNLIB_CLASS_REPORT_PICTURE=$(CURDIR)/figures/class-report.png CHROMIUM=$(CHROMIUM) \
+	ATTNLIB_CLASS_REPORT_PICTURE=$(CURDIR)/figures/grading/class-report.png CHROMIUM=$(CHROMIUM) \
 		$(BIN)/python -m pytest tests/grading/test_class_report.py -p no:cacheprovider \
 		-k test_a_picture_of_the_report
 
