@@ -189,7 +189,7 @@ def ex5_right_enable_grad_sum(f, x):
 # ------------------------------------------ Exercise 6: accumulated_step
 
 
-def ex6_wrong_returns_tensor(model, opt, batches):
+def ex6_right_returns_tensor(model, opt, batches):
     opt.zero_grad()
     total = 0
     for tokens, targets in batches:
@@ -314,7 +314,7 @@ ENTRIES = [
     ),
     Entry(E5, "backward(ones_like(y))", ex5_right_ones_like, right=True),
     Entry(E5, "enable_grad and autograd.grad of the sum", ex5_right_enable_grad_sum, right=True),
-    Entry(E6, "returns the mean as a tensor, not a number", ex6_wrong_returns_tensor),
+    Entry(E6, "returns the mean as a detached 0-D tensor", ex6_right_returns_tensor, right=True),
     Entry(
         E6,
         "view(-1, V), backward of each loss undivided",

@@ -109,7 +109,7 @@ def ex2_wrong_counts_from_0(step, peak_lr, warmup, n_steps, floor):
     return peak_lr * (1 - (1 - floor) * (s - warmup) / (n_steps - warmup))
 
 
-def ex2_wrong_returns_tensor(step, peak_lr, warmup, n_steps, floor):
+def ex2_right_float32_tensor(step, peak_lr, warmup, n_steps, floor):
     s = torch.tensor(float(step))
     up = peak_lr * s / warmup
     down = peak_lr * (1 - (1 - floor) * (s - warmup) / (n_steps - warmup))
@@ -256,7 +256,7 @@ ENTRIES = [
         ex2_wrong_counts_from_0,
         named="shifted the steps by one: the warm-up reaches the peak one step late",
     ),
-    Entry(E2, "returns a tensor, not a number", ex2_wrong_returns_tensor),
+    Entry(E2, "a 0-D float32 tensor (float32 precision)", ex2_right_float32_tensor, right=True),
     Entry(E2, "three branches", ex2_right_branches, right=True),
     Entry(E2, "min of the rise and the floored fall", ex2_right_min_max, right=True),
     Entry(E3, "penalty (5 + |y|)^alpha / 6", ex3_wrong_power_then_six),

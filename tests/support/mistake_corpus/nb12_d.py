@@ -104,7 +104,7 @@ def ex2_wrong_no_unsqueeze(part_a, part_b):
     return m, a * l_a + b * l_b, a * o_a + b * o_b
 
 
-def ex2_wrong_float32_scale(part_a, part_b):
+def ex2_right_float32_scale(part_a, part_b):
     m_a, l_a, o_a = part_a
     m_b, l_b, o_b = part_b
     m = torch.maximum(m_a, m_b)
@@ -219,7 +219,7 @@ ENTRIES = [
         ex2_wrong_no_unsqueeze,
         named="multiplied õ by the factors without a trailing dimension",
     ),
-    Entry(E2, "scales cast to float32", ex2_wrong_float32_scale),
+    Entry(E2, "scales cast to float32 (results promote back)", ex2_right_float32_scale, right=True),
     Entry(E2, "a safe shift with torch.where", ex2_right_where, right=True),
     Entry(E2, "exp then nan_to_num", ex2_right_nan_to_num, right=True),
     Entry(
