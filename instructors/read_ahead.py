@@ -10,7 +10,8 @@ thinking:
   page: the explanations live in attnlib (:mod:`attnlib.course.questions`) and reach the
   learner only through the reveal;
 - an ``assert``, or a choice's letter as a string (``observed == "b"``), in the experiment's
-  cells, from the question's prose to the reveal;
+  cells, from the question's prose to the reveal (for a slider's gate, to the first prose
+  under it: what stands under a gate is read while the question is open);
 - a phrase that states the answer (the question's ``giveaways``, and the right choice's own
   words) in the prose before the reveal, the learning goals included, or in the
   experiment's comments; the prose that asks the question may list the choices.
@@ -161,6 +162,18 @@ def _asking_cell(cells: list[Cell], reveal: int) -> int:
     return 0
 
 
+def _last_read_before_answering(cells: list[Cell], asked: _Asked) -> int:
+    """The last cell a learner reads before the answer shows: the reveal's own cell, or for a
+    slider's gate (whose answer shows only when checked) the cells under it, up to and
+    including the first prose after it."""
+    if not asked.name.startswith("slider"):
+        return asked.reveal
+    for index in range(asked.reveal + 1, len(cells)):
+        if cells[index]["cell_type"] == "markdown":
+            return index
+    return len(cells) - 1
+
+
 def findings(name: str, notebook: dict[str, Any]) -> list[Finding]:
     """Every way a question of ``notebook`` (a learner's edition) can be read ahead."""
     cells = notebook["cells"]
@@ -178,6 +191,7 @@ def findings(name: str, notebook: dict[str, Any]) -> list[Finding]:
             note(asked.reveal, f"no question {asked.name!r} in attnlib.course.questions")
             continue
         asking = _asking_cell(cells, asked.reveal)
+        last = _last_read_before_answering(cells, asked)
         if asked.prediction is not None:
             for letter, why in asked.prediction.why.items():
                 windows = _windows(why)
@@ -185,7 +199,7 @@ def findings(name: str, notebook: dict[str, Any]) -> list[Finding]:
                     if windows & _windows(_source(cell)):
                         note(index, f"the explanation of ({letter}) stands there")
         letters = set(asked.prediction.choices) if asked.prediction else set("abcd")
-        for index in range(asking + 1, asked.reveal + 1):
+        for index in range(asking + 1, last + 1):
             cell = cells[index]
             if cell["cell_type"] != "code":
                 continue
@@ -202,7 +216,7 @@ def findings(name: str, notebook: dict[str, Any]) -> list[Finding]:
                 ):
                     note(index, f"the letter {node.value!r} stands there (line {node.lineno})")
         for phrase in asked.giveaways:
-            for index in range(asked.reveal + 1):
+            for index in range(last + 1):
                 cell = cells[index]
                 if index == asking and phrase in asked.prediction.choices.values():  # type: ignore[union-attr]
                     continue

@@ -10,6 +10,7 @@ learner's edition leaves out.
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -62,12 +63,15 @@ def test_the_instructors_edition_confirms_every_answer(question_id) -> None:
     reveal = next(
         i
         for i, cell in enumerate(cells)
-        if f'checks.reveal("{question_id}"' in editions.cell_source(cell)
+        if (match := read_ahead._REVEAL.search(editions.cell_source(cell)))
+        and match.group(1) == question_id
     )
     confirming = [
         cell
         for cell in cells[reveal + 1 : reveal + 3]
-        if f'checks.confirm("{question_id}"' in editions.cell_source(cell)
+        if re.search(
+            rf"checks\.confirm\(\s*[\"']{re.escape(question_id)}[\"']", editions.cell_source(cell)
+        )
     ]
     assert confirming, f"no checks.confirm of {question_id} right after its reveal"
     assert editions.INSTRUCTORS_ONLY_TAG in confirming[0]["metadata"].get("tags", [])
