@@ -42,7 +42,7 @@ import torch
 
 from attnlib.course.playgrounds import predict_first_questions
 from attnlib.course.playgrounds.predict_first import SliderQuestion
-from attnlib.course.predictions import Prediction
+from attnlib.course.predictions import REVEAL_CALL, Prediction
 from attnlib.course.questions import QUESTIONS
 
 REPO = Path(__file__).resolve().parents[1]
@@ -53,7 +53,6 @@ Cell = dict[str, Any]
 # How many words in a row of an explanation count as the explanation itself.
 WINDOW = 8
 
-_REVEAL = re.compile(r"checks\.reveal\(\s*[\"']([^\"']+)[\"']")
 _SLIDER = re.compile(r"predict_first_questions\.(\w+)\(")
 # The old form, an explanation written into the experiment's own cell.
 _INLINE = re.compile(r"checks\.Prediction\(")
@@ -135,7 +134,7 @@ def _asked(cells: list[Cell]) -> Iterator[_Asked]:
         if cell["cell_type"] != "code":
             continue
         source = _source(cell)
-        if match := _REVEAL.search(source):
+        if match := REVEAL_CALL.search(source):
             question = QUESTIONS.get(match.group(1))
             if question is None:
                 yield _Asked(match.group(1), index, None, None, (), False)

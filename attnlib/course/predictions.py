@@ -13,6 +13,7 @@ typed in, so the verdict stays true only while the experiment does.
 from __future__ import annotations
 
 import inspect
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,6 +22,8 @@ from typing import Any
 # the run shows the course's answer): left out of the learner's edition
 # (instructors/editions.py) and of nbgrader's source (attnlib.grading.course).
 INSTRUCTORS_ONLY_TAG = "instructors-only"
+# How a notebook cell reveals a question: ``checks.reveal("<id>", ...)``; group 1 is the id.
+REVEAL_CALL = re.compile(r"checks\.reveal\(\s*[\"']([^\"']+)[\"']")
 
 
 @dataclass(frozen=True)

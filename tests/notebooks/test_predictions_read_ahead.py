@@ -22,6 +22,7 @@ sys.path.insert(0, str(REPO / "instructors"))
 import editions  # noqa: E402
 import read_ahead  # noqa: E402
 
+from attnlib.course.predictions import REVEAL_CALL  # noqa: E402
 from attnlib.course.questions import QUESTIONS  # noqa: E402
 
 NOTEBOOKS = read_ahead.learner_notebooks()
@@ -63,7 +64,7 @@ def test_the_instructors_edition_confirms_every_answer(question_id) -> None:
     reveal = next(
         i
         for i, cell in enumerate(cells)
-        if (match := read_ahead._REVEAL.search(editions.cell_source(cell)))
+        if (match := REVEAL_CALL.search(editions.cell_source(cell)))
         and match.group(1) == question_id
     )
     confirming = [
@@ -92,3 +93,36 @@ def test_a_cell_tagged_instructors_only_is_left_out_of_the_learners_edition() ->
     learner = editions.learner_edition(notebook)
     assert [editions.cell_source(c) for c in learner["cells"]] == ["x = 1"]
     assert len(notebook["cells"]) == 2  # the instructors' edition is kept
+
+
+def test_the_website_shows_what_a_reveal_measured_but_not_its_verdict() -> None:
+    sys.path.insert(0, str(REPO / "website"))
+    import build  # website/build.py
+
+    reveal = {
+        "cell_type": "code",
+        "id": "r",
+        "metadata": {},
+        "execution_count": 3,
+        "source": 'print(shape)\nchecks.reveal("00.broadcast-shape", my_prediction, shape=shape)',
+        "outputs": [
+            {"output_type": "stream", "name": "stdout", "text": "(4, 3)\n"},
+            {
+                "output_type": "execute_result",
+                "execution_count": 3,
+                "metadata": {},
+                "data": {"text/plain": "No prediction yet. The run shows (a) (4, 3)."},
+            },
+        ],
+    }
+    confirm = {
+        "cell_type": "code",
+        "id": "c",
+        "metadata": {"tags": ["instructors-only"]},
+        "execution_count": 4,
+        "source": 'checks.confirm("00.broadcast-shape", shape=shape)',
+        "outputs": [],
+    }
+    page = build.page_notebook({"cells": [reveal, confirm]}, "00")
+    assert [cell["id"] for cell in page["cells"]] == ["r"]
+    assert [o["output_type"] for o in page["cells"][0]["outputs"]] == ["stream"]
