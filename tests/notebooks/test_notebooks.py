@@ -14,6 +14,8 @@ from typing import Any
 
 import pytest
 
+from attnlib.course.predictions import REVEAL_CALL
+
 NOTEBOOK_DIR = Path(__file__).resolve().parents[2] / "instructors" / "notebooks"
 NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("[0-9][0-9]_*.ipynb"))
 SEED_CALLS = ("torch.manual_seed(", "default_rng(", "set_printoptions(")
@@ -235,9 +237,9 @@ def test_no_execution_timing_metadata(notebook: dict[str, Any]) -> None:
 
 def test_each_notebook_asks_learners_to_predict_before_they_run(notebook: dict[str, Any]) -> None:
     # "Predict, then run": a cell for the learner's letter, then the experiment, whose last
-    # line compares the letter with what the experiment's own numbers select.
+    # line reveals how the letter compares with what the experiment's own numbers select.
     code = _code_cells(notebook)
-    asked = [i for i, cell in enumerate(code) if ".compare(my_prediction" in _source(cell)]
+    asked = [i for i, cell in enumerate(code) if REVEAL_CALL.search(_source(cell))]
     assert 2 <= len(asked) <= 4, f"{len(asked)} predict-then-run questions"
     for i in asked:
         before = [_source(cell).strip() for cell in code[:i]]
