@@ -411,7 +411,8 @@ def test_files_grading_did_not_write_give_a_clear_error(
 
 def test_a_picture_of_the_report(course: Path, tmp_path: Path) -> None:
     """With ATTNLIB_CLASS_REPORT_PICTURE=PATH (``make screenshots``), the test class's report
-    as headless Chromium shows it, to PATH (figures/grading/class-report.png): its top 2400 pixels."""
+    as headless Chromium shows it, to PATH (figures/grading/class-report.png): its top 2400
+    pixels."""
     target = os.environ.get("ATTNLIB_CLASS_REPORT_PICTURE")
     if not target:
         pytest.skip("set ATTNLIB_CLASS_REPORT_PICTURE=PATH to take the picture")
