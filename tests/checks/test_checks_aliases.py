@@ -419,7 +419,7 @@ ALLOWED: list[tuple[str, str, Any]] = [
          x, _layer_norm_dims(gamma), correction=0, keepdim=True))[1]) / (vm[0] + eps).sqrt()
      + beta),
     ("ex2_my_temperature_probs", "the shift by hand",
-     lambda logits, t: (e := ((z := logits / t) - z.amax(-1, keepdim=True)).exp())
+     lambda logits, t: (e := ((logits - logits.amax(-1, keepdim=True)) / t).exp())
      / e.sum(-1, keepdim=True) if t > 0 else (top := (logits == logits.amax(-1, keepdim=True))
      .to(logits.dtype)) / top.sum(-1, keepdim=True)),
     ("ex5_my_sample", "torch.softmax and torch.multinomial", _sample_by_softmax),

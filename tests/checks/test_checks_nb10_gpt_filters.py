@@ -37,8 +37,7 @@ def temperature_where(z: Tensor, t: float) -> Tensor:
     if t == 0:
         top = torch.where(z == z.max(dim=-1, keepdim=True).values, 1.0, 0.0).to(z.dtype)
         return top / top.sum(-1, keepdim=True)
-    s = z / t
-    e = torch.exp(s - s.max(dim=-1, keepdim=True).values)
+    e = torch.exp((z - z.max(dim=-1, keepdim=True).values) / t)  # shifted, then divided
     return e / e.sum(-1, keepdim=True)
 
 
@@ -234,8 +233,42 @@ TEMPERATURE_WRONG: dict[str, tuple[Callable[[Tensor, float], Tensor], str]] = {
         lambda z, t: torch.stack([temperature_where(row, t) for row in z]),
         "assumed a 2-D batch",
     ),
-    "logits /= T": (
-        lambda z, t: _greedy_limit(z) if t == 0 else _softmax_by_hand(z.div_(t)),
+    "divided by T, then shifted (float16 [70, 0] at T = 0.001 overflows)": (
+        lambda z, t: _greedy_limit(z) if t == 0 else _softmax_by_hand(z / t),
+        "divided by T before subtracting each row's maximum",
+    ),
+    "the maximum divided by T apart": (
+        lambda z, t: (
+            _greedy_limit(z)
+            if t == 0
+            else (e := (z / t - z.amax(-1, keepdim=True) / t).exp()) / e.sum(-1, keepdim=True)
+        ),
+        "divided by T before subtracting each row's maximum",
+    ),
+    "divided first, NaN read as inf": (
+        lambda z, t: _greedy_limit(z) if t == 0 else _softmax_by_hand(z / t).nan_to_num(nan=INF),
+        "divided by T before subtracting each row's maximum",
+    ),
+    "shifted first, sum without keepdim": (
+        lambda z, t: (
+            _greedy_limit(z)
+            if t == 0
+            else (e := ((z - z.amax(-1, keepdim=True)) / t).exp()) / e.sum(-1)
+        ),
+        "summed each row without keeping",
+    ),
+    "shifted first, one max for the batch": (
+        lambda z, t: (
+            _greedy_limit(z) if t == 0 else (e := ((z - z.max()) / t).exp()) / e.sum(-1, True)
+        ),
+        "largest value of the whole batch",
+    ),
+    "logits -= max, then logits /= T": (
+        lambda z, t: (
+            _greedy_limit(z)
+            if t == 0
+            else _softmax_by_hand(z.sub_(z.amax(-1, keepdim=True)).div_(t))
+        ),
         "in place",
     ),
 }
