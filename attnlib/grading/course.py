@@ -19,12 +19,14 @@ Part of the grader of notebooks 00–12 (:mod:`attnlib.grading`).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from attnlib.course.predictions import INSTRUCTORS_ONLY_TAG
@@ -136,12 +138,30 @@ def _stubs_marked(content: bytes) -> bytes:
     return json.dumps(notebook, indent=1, ensure_ascii=False).encode() if changed else content
 
 
+def path_with_venv() -> str:
+    """PATH with this interpreter's bin first, as in an activated venv: nbgrader runs
+    `alembic` (its database migrations) from PATH whenever it opens a gradebook."""
+    venv_bin = str(Path(sys.executable).parent)
+    return os.pathsep.join([venv_bin, os.environ.get("PATH", "")])
+
+
+@contextlib.contextmanager
+def venv_on_path() -> Iterator[None]:
+    """For opening nbgrader's Gradebook in this process: PATH as :func:`path_with_venv`."""
+    before = os.environ.get("PATH")
+    os.environ["PATH"] = path_with_venv()
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("PATH", None)
+        else:
+            os.environ["PATH"] = before
+
+
 def run_nbgrader(course: Path, *args: str) -> float:
     """Run ``nbgrader ARGS`` in ``course`` with this interpreter; the seconds it took."""
-    # nbgrader runs `alembic` (its database migrations) from PATH: the venv's bin comes
-    # first, as in an activated venv.
-    venv_bin = str(Path(sys.executable).parent)
-    env = {**os.environ, "PATH": os.pathsep.join([venv_bin, os.environ.get("PATH", "")])}
+    env = {**os.environ, "PATH": path_with_venv()}
     start = time.perf_counter()
     completed = subprocess.run(
         [sys.executable, "-m", "nbgrader", *args],

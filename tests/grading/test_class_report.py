@@ -27,6 +27,7 @@ from attnlib.grading.class_report import (
     main,
 )
 from attnlib.grading.class_report_page import write_report
+from attnlib.grading.course import venv_on_path
 
 CHECKOUT = Path(__file__).resolve().parents[2]
 
@@ -110,6 +111,7 @@ def _write_gradebook(course: Path) -> None:
 
     with (
         warnings.catch_warnings(),
+        venv_on_path(),  # nbgrader runs alembic from PATH
         Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook,
     ):
         warnings.simplefilter("ignore")  # nbgrader trips SQLAlchemy's autoflush warnings
