@@ -10,7 +10,9 @@ dumpable, so no process of the same id can trace it or read its memory; it forks
 has one thread and no shared writable memory, so no child can reach back into it.
 
 Between two notebooks it makes the sandbox as it was: every other process killed and reaped,
-the scratch directory, ``/tmp`` and ``/dev/shm`` emptied, the System V IPC objects removed. A
+the scratch directory, ``/tmp`` and ``/dev/shm`` emptied, the System V IPC objects removed.
+Emptied around the sandbox's own mounts: the course's software is bound in where it lies, and
+in a CI clone that is under ``/tmp``, so the folders that lead to it stay. A
 child gets the three descriptors the grader sent with its order (:mod:`attnlib.grading.runs`):
 orders in, reports out, and its log (fds 1 and 2), and nothing else of the server's.
 
@@ -30,6 +32,7 @@ import ctypes
 import fcntl
 import json
 import os
+import re
 import resource
 import signal
 import socket
@@ -129,8 +132,40 @@ def _remove_ipc_objects() -> None:
                     remove(int(fields[1]))
 
 
-def _wipe() -> None:
-    """Kill and reap every other process of the sandbox, then empty every writable place."""
+def mounts_under(mountinfo: str, folders: tuple[str, ...]) -> frozenset[str]:
+    """The mount points, from a ``/proc/PID/mountinfo`` text, that lie below ``folders``.
+
+    Its fifth field is the mount point, with space, tab, newline and backslash written as
+    octal escapes (``\\040``).
+    """
+    points = set()
+    for line in mountinfo.splitlines():
+        fields = line.split()
+        if len(fields) < 5:
+            continue
+        point = re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), fields[4])
+        if any(point.startswith(folder.rstrip("/") + "/") for folder in folders):
+            points.add(point)
+    return frozenset(points)
+
+
+def empty(folder: str, kept: frozenset[str]) -> None:
+    """Remove everything in ``folder`` but the mount points in ``kept`` and the folders that
+    lead to them (which are emptied around them in turn)."""
+    for entry in os.scandir(folder):
+        if entry.path in kept:
+            continue
+        if entry.is_dir(follow_symlinks=False) and any(
+            point.startswith(entry.path + "/") for point in kept
+        ):
+            empty(entry.path, kept)
+        else:
+            _remove(entry.path)
+
+
+def _wipe(kept: frozenset[str]) -> None:
+    """Kill and reap every other process of the sandbox, then empty every writable place
+    but the sandbox's own mounts in it (``kept``, read before any notebook ran)."""
     for _ in range(20):
         with contextlib.suppress(ProcessLookupError):
             os.kill(-1, signal.SIGKILL)  # all but process 1: this one
@@ -147,8 +182,7 @@ def _wipe() -> None:
         if os.path.isdir(folder):
             with contextlib.suppress(PermissionError):
                 os.chmod(folder, 0o777 if folder == "/grading" else 0o1777)
-            for entry in os.scandir(folder):
-                _remove(entry.path)
+            empty(folder, kept)
     _remove_ipc_objects()
 
 
@@ -203,6 +237,9 @@ def serve(control_fd: int) -> None:
         signal.signal(getattr(signal, name), signal.SIG_DFL)
     ctypes.CDLL(None).prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
     control = socket.socket(fileno=control_fd)
+    # Read before any notebook runs (none could add a mount: it has no capability).
+    with open("/proc/self/mountinfo", encoding="utf-8") as table:
+        kept = mounts_under(table.read(), WRITABLE)
     _warm()
     _send(control, {"warm": _fork_problem()})
     control.settimeout(1.0)
@@ -218,7 +255,7 @@ def serve(control_fd: int) -> None:
         if "run" in order:
             problem = ""
             try:
-                _wipe()
+                _wipe(kept)
                 problem = _fork_problem()
             except Exception as error:
                 problem = f"the sandbox could not be wiped: {error}"
@@ -236,7 +273,7 @@ def serve(control_fd: int) -> None:
             _send(control, {"started": pid})
         elif "clean" in order:
             try:
-                _wipe()
+                _wipe(kept)
                 _send(control, {"clean": True})
             except Exception as error:
                 _send(control, {"clean": False, "why": str(error)})
