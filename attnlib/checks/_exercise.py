@@ -51,12 +51,16 @@ class Mistake:
 
     ``name`` says what was done ("subtracted the largest score of the whole batch, not of each
     row") and ``why`` why that gives a wrong answer, in words: the report shows both and never
-    the corrected code. ``fn`` takes what the learner's function takes.
+    the corrected code. ``fn`` takes what the learner's function takes. ``written``, when set,
+    is a pattern of the learner's source that this mistake needs: of two mistakes that behave
+    alike (``.T`` on a batch and a sum along dim 0 give the same numbers), the report names
+    the one the learner wrote.
     """
 
     name: str
     why: str
     fn: Callable[..., object]
+    written: str = ""
 
 
 _EXERCISES: dict[str, Exercise] = {}
@@ -210,9 +214,14 @@ def failed(
     exercise: Exercise, answer: object, where: str, problem: str, mistake: Mistake | None
 ) -> CheckResult:
     """A failed check. ``where`` names the failing case ("case 'a batch of 3 rows'"), ``problem``
-    what is wrong there. With a known ``mistake`` the report names it and says why it fails;
-    otherwise it gives the exercise's first hint, about the idea."""
+    what is wrong there. With a known ``mistake`` the report names it and says why it fails
+    (a crash whose message alone shows its slip names that slip); otherwise it gives the
+    exercise's first hint, about the idea."""
     _remember(exercise, answer, ok=False)
+    if mistake is None:  # a crash whose message alone shows the slip (a float mask, say)
+        from attnlib.checks._crash import slip_in_report  # here: _crash imports Mistake
+
+        mistake = slip_in_report(problem)
     lines = [f"✗ {exercise.name}, {where}: {problem}"]
     if mistake is not None:
         lines.append(f"  The mistake: {mistake.name}.")

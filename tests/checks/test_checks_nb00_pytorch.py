@@ -72,6 +72,13 @@ COLUMNS_RIGHT: dict[str, Callable[[Tensor], Tensor]] = {
 }
 
 
+def columns_through_dot_t(x: Tensor) -> Tensor:
+    with warnings.catch_warnings():  # .T of a batch is deprecated
+        warnings.simplefilter("ignore", UserWarning)
+        rows = x.T  # section 3 did rows
+        return (rows / rows.sum(-1, keepdim=True)).T
+
+
 def columns_in_numpy(x: Tensor) -> Tensor:
     values = x.numpy()  # numpy is what I know
     return values / values.sum(axis=0 if values.ndim == 2 else -2, keepdims=True)
@@ -116,6 +123,15 @@ COLUMNS_WRONG: dict[str, tuple[Callable[[Tensor], Tensor], str]] = {
     "floor division": (lambda x: torch.floor_divide(x, x.sum(-2, True)), "divided with //"),
     "in place": (columns_in_place, "divided x in place"),
     "numpy": (columns_in_numpy, "worked in numpy"),
+    "rows of x.T, and .T back": (columns_through_dot_t, "used .T on a batch"),
+    "transpose(0, 1), rows, and back": (
+        lambda x: ((t := x.transpose(0, 1)) / t.sum(-1, keepdim=True)).transpose(0, 1),
+        "swapped dimensions 0 and 1",
+    ),
+    "an epsilon in the totals": (
+        lambda x: x / (x.sum(-2, keepdim=True) + 1e-3),
+        "an epsilon",
+    ),
 }
 
 
@@ -385,6 +401,16 @@ LOSS_RIGHT = {
 }
 
 LOSS_WRONG = {
+    "the count + 1": (
+        lambda z, y, m: (
+            -(z.log_softmax(-1).gather(-1, y[..., None])[..., 0] * m).sum() / (m.sum() + 1)
+        ),
+        "added a number to the count",
+    ),
+    "the targets as an index": (
+        lambda z, y, m: -z.log_softmax(-1)[..., y][m].mean(),
+        "picks every target at every position",
+    ),
     "every position": (
         lambda z, y, m: -z.log_softmax(-1).gather(-1, y[..., None]).mean(),
         "padding included",
@@ -868,3 +894,40 @@ def test_no_hint_or_report_prints_code(exercise_id: str) -> None:
     for text in texts:
         for code in ("keepdim=True", "dim=-", ".transpose(", ".sum(", "x @", "[:, None]"):
             assert code not in text, (code, text)
+
+
+# -- slips the engine names in any exercise (issue 40) -------------------------------------------
+
+
+def scores_of_dot_t(q: Tensor, k: Tensor) -> Tensor:
+    qh, kh = q.permute(0, 2, 1, 3), k.permute(0, 2, 1, 3)  # (B, H, T, D), (B, H, S, D)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return qh @ kh.T  # kh.T is (D, S, H, B)
+
+
+def loss_gathered_without_a_last_dimension(z: Tensor, y: Tensor, m: Tensor) -> Tensor:
+    picked = z.log_softmax(-1).gather(-1, y)  # y is (B, T): one dimension short
+    return -(picked * m).sum() / m.sum()
+
+
+ENGINE_NAMED = {
+    "head scores: kh.T of a 4-D tensor": (
+        checks.check_head_scores,
+        scores_of_dot_t,
+        "used .T on a batch",
+    ),
+    "masked loss: gather with (B, T) targets": (
+        checks.check_masked_cross_entropy,
+        loss_gathered_without_a_last_dimension,
+        "gave gather or scatter an index with fewer dimensions",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", ENGINE_NAMED)
+def test_a_crash_is_named_by_the_slip_its_line_shows(name: str) -> None:
+    checker, fn, words = ENGINE_NAMED[name]
+    report = checker(fn)
+    assert not report.passed and report.mistake.startswith(words), report
+    assert "at line" in str(report) and "of your " in str(report), report

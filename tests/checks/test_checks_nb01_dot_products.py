@@ -208,6 +208,20 @@ def cosine_zero_b_only(a: Tensor, b: Tensor) -> Tensor:
 
 
 COSINE_WRONG = {
+    "+ 1e-6 on the product of the lengths": (
+        lambda a, b: (a * b).sum(-1) / (a.norm(dim=-1) * b.norm(dim=-1) + 1e-6),
+        "an epsilon",
+    ),
+    "+ 1e-5 on each length": (
+        lambda a, b: (a * b).sum(-1) / ((a.norm(dim=-1) + 1e-5) * (b.norm(dim=-1) + 1e-5)),
+        "an epsilon",
+    ),
+    "+ 1e-6 under each root": (
+        lambda a, b: (
+            (a * b).sum(-1) / (((a * a).sum(-1) + 1e-6).sqrt() * ((b * b).sum(-1) + 1e-6).sqrt())
+        ),
+        "an epsilon",
+    ),
     "1 for zero": (cosine_one_for_zero, "a cosine of 1 instead of 0"),
     "NaN for zero": (
         lambda a, b: (a * b).sum(-1) / (a.norm(dim=-1) * b.norm(dim=-1)),

@@ -1,4 +1,4 @@
-"""Notebook 10, Exercises 2–4: temperature, top-k and top-p against their tables of mistakes.
+"""Notebook 10, Exercises 4–6: temperature, top-k and top-p against their tables of mistakes.
 
 Each mistake is written here again, as a learner would write it (not copied from the table), and
 must be caught and named; right answers written differently from the worked solution must pass;
@@ -30,7 +30,7 @@ def _named(report: object) -> str:
     return text.split("The mistake: ", 1)[1].split("\n")[0].removesuffix(".")
 
 
-# -- Exercise 2: temperature ----------------------------------------------------------------------
+# -- Exercise 4: temperature ----------------------------------------------------------------------
 
 
 def temperature_where(z: Tensor, t: float) -> Tensor:
@@ -303,7 +303,7 @@ def test_a_temperature_that_calls_a_softmax_is_refused(cheat: Callable[..., Tens
     assert not report.passed and "does not accept it" in str(report), report
 
 
-# -- Exercise 3: top-k ----------------------------------------------------------------------------
+# -- Exercise 5: top-k ----------------------------------------------------------------------------
 
 
 def top_k_scatter(z: Tensor, k: int) -> Tensor:
@@ -416,7 +416,7 @@ def test_a_top_k_that_calls_attnlibs_sampler_is_refused() -> None:
     assert "does not accept it" in str(report)
 
 
-# -- Exercise 4: top-p ----------------------------------------------------------------------------
+# -- Exercise 6: top-p ----------------------------------------------------------------------------
 
 
 def top_p_loop(probs: Tensor, top_p: float) -> Tensor:
@@ -611,9 +611,9 @@ def test_every_case_of_top_p_stays_away_from_its_boundary_or_sits_on_it_exactly(
 # -- every table -----------------------------------------------------------------------------------
 
 CHECKERS = {
-    "ex2_my_temperature_probs": checks.check_my_temperature_probs,
-    "ex3_my_top_k_logits": checks.check_my_top_k_logits,
-    "ex4_my_top_p_probs": checks.check_my_top_p_probs,
+    "ex4_my_temperature_probs": checks.check_my_temperature_probs,
+    "ex5_my_top_k_logits": checks.check_my_top_k_logits,
+    "ex6_my_top_p_probs": checks.check_my_top_p_probs,
 }
 
 

@@ -19,6 +19,7 @@ from attnlib.checks._exercise import Exercise, Mistake, checker_of, failed, regi
 from attnlib.checks._framework import Case, CheckResult, fixed_generator, randn64
 from attnlib.checks._implementations import CROSS_ENTROPY, NLL_LOSS
 from attnlib.checks._run import check_function
+from attnlib.checks._slips import EPSILONS, with_epsilons
 from attnlib.checks._threads import one_thread
 
 Tensor = torch.Tensor
@@ -136,6 +137,21 @@ MISTAKES = (
         "all-zero logits are a uniform prediction whose loss is log V: the padding still counts, "
         "now with a made-up loss.",
         lambda z, y, m: _token_losses(z * m[..., None], y).mean(),
+    ),
+    *with_epsilons(
+        "added a number to the count of positions it divides by (to keep it from 0)",
+        "the count is the number of positions that count, and there is at least one: with "
+        "anything added to it, the average comes out too small.",
+        lambda eps: lambda z, y, m: (_token_losses(z, y) * m).sum() / (m.sum() + eps),
+        (1.0, *EPSILONS[:4]),  # 1e-5 and less: within the tolerance
+    ),
+    Mistake(
+        "indexed the log-probabilities with the whole targets tensor, which picks every target "
+        "at every position (a table), not one per position",
+        "log_p[..., targets] takes, at each position, the entries of all B·T targets: the "
+        "average then runs over every class any position asked for. Each position needs the "
+        "log-probability of its own target (gather along the last dimension).",
+        lambda z, y, m: -z.log_softmax(dim=-1)[..., y][m].mean(),
     ),
     Mistake(
         "returned a Python number (.item()), not the loss as a 0-D tensor",

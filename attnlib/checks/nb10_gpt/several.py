@@ -1,4 +1,4 @@
-"""Name one of several mistakes made at once, for notebook 10's function exercises (2–4).
+"""Name one of several mistakes made at once, for notebook 10's function exercises (4–6).
 
 :func:`attnlib.checks._run.check_function` names the mistake an answer behaves like on every
 case (or on every case it gets wrong). An answer that makes two mistakes at once, each showing

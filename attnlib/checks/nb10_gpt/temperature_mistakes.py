@@ -1,4 +1,4 @@
-"""Notebook 10, Exercise 2: the usual mistakes in sampling probabilities at a temperature,
+"""Notebook 10, Exercise 4: the usual mistakes in sampling probabilities at a temperature,
 each written as a learner would write it (:mod:`.temperature` checks the answer).
 
 Three are named by how an answer behaves on the cases' shapes (:data:`BY_SHAPE`, see

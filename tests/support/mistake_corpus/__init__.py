@@ -12,7 +12,12 @@ edition's tasks alone, aimed at what corpus c's round saw slip: a result in anot
 the input's, a float32 constant against float64 input, a float where a whole number is asked,
 epsilons in denominators, heads split or joined without a transpose, `.T` on a batch, a decay
 that starts at step 0, GNMT penalties written other ways, fills other than −∞ inside the
-sampler, crashes inside the answer) lists :class:`Entry` s. A wrong answer's
+sampler, crashes inside the answer) lists :class:`Entry` s. Corpus d judges a dtype as the
+checkers do: where a task names a dtype (or its result must keep its input's), a result in
+another dtype and a float32 constant that breaks float64 are mistakes; where it names none, an
+answer computed in float32 is right. Three answers of corpora a and b were judged again by that
+rule and by issue 40's (a float32 ``torch.eye`` in notebook 03, a count returned as a float in
+notebook 12): each says so where it stands. A wrong answer's
 ``named`` is the name of the table entry that describes it (the report must say "The mistake:
 <named>"), or ``None`` when no table entry describes it; an answer named as some *other*
 mistake counts as misnamed. The entries were written from what learners do, before reading the

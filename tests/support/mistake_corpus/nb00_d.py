@@ -24,7 +24,7 @@ def ex1_wrong_eps_large(x):
     return x / (x.sum(dim=-2, keepdim=True) + 1e-3)  # never divide by zero
 
 
-def ex1_wrong_float32(x):
+def ex1_right_float32(x):
     x = x.float()  # make sure it is a float tensor
     return x / x.sum(dim=-2, keepdim=True)
 
@@ -119,7 +119,7 @@ def ex4_wrong_plus_one(logits, targets, mask):
     return (nll * mask).sum() / (mask.sum() + 1)  # +1 so it never divides by zero
 
 
-def ex4_wrong_float32_mask_weights(logits, targets, mask):
+def ex4_right_float32_logits(logits, targets, mask):
     logp = torch.log_softmax(logits.float(), dim=-1)
     nll = -logp.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
     return nll[mask].mean()
@@ -240,10 +240,28 @@ def ex6_right_transpose_ce(model, opt, batches):
 
 
 ENTRIES = [
-    Entry(E1, "rows of x.T, then .T back (x.T reverses a batch)", ex1_wrong_dot_t_batch),
-    Entry(E1, "+ 1e-3 in the column totals", ex1_wrong_eps_large),
-    Entry(E1, "x.float() first: float64 comes back float32", ex1_wrong_float32),
-    Entry(E1, "transpose(0, 1), rows, transpose back", ex1_wrong_transpose_0_1),
+    Entry(
+        E1,
+        "rows of x.T, then .T back (x.T reverses a batch)",
+        ex1_wrong_dot_t_batch,
+        named=("used .T on a batch, which reverses every dimension, not only the last two"),
+    ),
+    Entry(
+        E1,
+        "+ 1e-3 in the column totals",
+        ex1_wrong_eps_large,
+        named="added a small number (an epsilon) to each column's total",
+    ),
+    Entry(E1, "x.float() first: float64 comes back float32", ex1_right_float32, right=True),
+    Entry(
+        E1,
+        "transpose(0, 1), rows, transpose back",
+        ex1_wrong_transpose_0_1,
+        named=(
+            "swapped dimensions 0 and 1, which are the two dimensions of one matrix "
+            "but not of a batch"
+        ),
+    ),
     Entry(E1, ".mT, rows, .mT back", ex1_right_mt, right=True),
     Entry(E1, "times the reciprocal of the totals", ex1_right_reciprocal, right=True),
     Entry(
@@ -261,7 +279,12 @@ ENTRIES = [
             "without moving the heads"
         ),
     ),
-    Entry(E2, "permute, then kh.T on the 4-D keys", ex2_wrong_dot_t_batch),
+    Entry(
+        E2,
+        "permute, then kh.T on the 4-D keys",
+        ex2_wrong_dot_t_batch,
+        named=("used .T on a batch, which reverses every dimension, not only the last two"),
+    ),
     Entry(E2, "view after transpose (not contiguous)", ex2_wrong_view_after_transpose, right=True),
     Entry(E2, "einsum bthd,bshd->bhts", ex2_right_einsum, right=True),
     Entry(E2, "broadcast product summed, then permute", ex2_right_broadcast_sum, right=True),
@@ -287,10 +310,33 @@ ENTRIES = [
     ),
     Entry(E3, "einsum ut,...tc->...uc", ex3_right_einsum, right=True),
     Entry(E3, "through .mT as a linear layer", ex3_right_mt, right=True),
-    Entry(E4, "gather without unsqueeze: crashes", ex4_wrong_gather_no_unsqueeze),
-    Entry(E4, "divides by the count + 1", ex4_wrong_plus_one),
-    Entry(E4, "logits.float(): float64 logits give a float32 loss", ex4_wrong_float32_mask_weights),
-    Entry(E4, "logp[..., targets]: a table, not one per position", ex4_wrong_index_with_targets),
+    Entry(
+        E4,
+        "gather without unsqueeze: crashes",
+        ex4_wrong_gather_no_unsqueeze,
+        named=("gave gather or scatter an index with fewer dimensions than the tensor it indexes"),
+    ),
+    Entry(
+        E4,
+        "divides by the count + 1",
+        ex4_wrong_plus_one,
+        named=("added a number to the count of positions it divides by (to keep it from 0)"),
+    ),
+    Entry(
+        E4,
+        "logits.float(): float64 logits give a float32 loss",
+        ex4_right_float32_logits,
+        right=True,
+    ),
+    Entry(
+        E4,
+        "logp[..., targets]: a table, not one per position",
+        ex4_wrong_index_with_targets,
+        named=(
+            "indexed the log-probabilities with the whole targets tensor, which "
+            "picks every target at every position (a table), not one per position"
+        ),
+    ),
     Entry(E4, "one-hot times log-probabilities", ex4_right_one_hot, right=True),
     Entry(E4, "take_along_dim and masked_select", ex4_right_take_along, right=True),
     Entry(

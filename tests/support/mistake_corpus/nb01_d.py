@@ -12,7 +12,7 @@ E1, E2, E3 = "ex1_dot_product", "ex2_cosine", "ex3_most_similar_other"
 # ------------------------------------------ Exercise 1: dot_product
 
 
-def ex1_wrong_float32_accumulator(a, b):
+def ex1_right_float32_accumulator(a, b):
     a, b = torch.broadcast_tensors(a, b)
     out = torch.zeros(a.shape[:-1])
     for i in range(a.shape[-1]):
@@ -20,7 +20,7 @@ def ex1_wrong_float32_accumulator(a, b):
     return out
 
 
-def ex1_wrong_sum_dtype(a, b):
+def ex1_right_sum_dtype_float32(a, b):
     return torch.sum(a * b, dim=-1, dtype=torch.float32)
 
 
@@ -68,7 +68,7 @@ def ex2_wrong_eps_units(a, b):
     return (ua * ub).sum(-1)
 
 
-def ex2_wrong_float32_zero(a, b):
+def ex2_right_float32_where(a, b):
     lengths = a.norm(dim=-1) * b.norm(dim=-1)
     cos = (a * b).sum(-1) / lengths
     return torch.where(lengths == 0, torch.zeros(lengths.shape), cos.float())
@@ -122,8 +122,10 @@ def ex3_right_minus_big_eye(X):
 
 
 ENTRIES = [
-    Entry(E1, "a float32 zeros accumulator, += in a loop", ex1_wrong_float32_accumulator),
-    Entry(E1, "sum(..., dtype=torch.float32)", ex1_wrong_sum_dtype),
+    Entry(
+        E1, "a float32 zeros accumulator, += in a loop", ex1_right_float32_accumulator, right=True
+    ),
+    Entry(E1, "sum(..., dtype=torch.float32)", ex1_right_sum_dtype_float32, right=True),
     Entry(
         E1,
         "a @ b.T and its diagonal (b.T reverses a batch)",
@@ -135,12 +137,49 @@ ENTRIES = [
     ),
     Entry(E1, "an accumulator of a's dtype", ex1_right_accumulator_like, right=True),
     Entry(E1, "torch.mul then sum(-1)", ex1_right_mul_sum, right=True),
-    Entry(E2, "+ 1e-6 on the product of the lengths", ex2_wrong_eps_product),
-    Entry(E2, "+ 1e-6 on each length", ex2_wrong_eps_each_norm),
-    Entry(E2, "+ 1e-6 inside each square root", ex2_wrong_eps_in_sqrt),
-    Entry(E2, "+ 1e-4 on the product of the lengths", ex2_wrong_eps_1e4),
-    Entry(E2, "unit vectors with + 1e-5 on each length", ex2_wrong_eps_units),
-    Entry(E2, "torch.where with float32 zeros and a float32 cast", ex2_wrong_float32_zero),
+    Entry(
+        E2,
+        "+ 1e-6 on the product of the lengths",
+        ex2_wrong_eps_product,
+        named=(
+            "added a small number (an epsilon) to the lengths, which changes every cosine a little"
+        ),
+    ),
+    Entry(
+        E2,
+        "+ 1e-6 on each length",
+        ex2_wrong_eps_each_norm,
+        named=(
+            "added a small number (an epsilon) to the lengths, which changes every cosine a little"
+        ),
+    ),
+    Entry(
+        E2,
+        "+ 1e-6 inside each square root",
+        ex2_wrong_eps_in_sqrt,
+        named=(
+            "added a small number (an epsilon) to the lengths, which changes every cosine a little"
+        ),
+    ),
+    Entry(
+        E2,
+        "+ 1e-4 on the product of the lengths",
+        ex2_wrong_eps_1e4,
+        named=(
+            "added a small number (an epsilon) to the lengths, which changes every cosine a little"
+        ),
+    ),
+    Entry(
+        E2,
+        "unit vectors with + 1e-5 on each length",
+        ex2_wrong_eps_units,
+        named=(
+            "added a small number (an epsilon) to the lengths, which changes every cosine a little"
+        ),
+    ),
+    Entry(
+        E2, "torch.where with float32 zeros and a float32 cast", ex2_right_float32_where, right=True
+    ),
     Entry(E2, "clamp_min(1e-30) on the product", ex2_right_clamp_tiny, right=True),
     Entry(E2, "a safe denominator, then torch.where", ex2_right_where_safe, right=True),
     Entry(
@@ -149,7 +188,12 @@ ENTRIES = [
         ex3_wrong_dot_t_batch,
         named="used .T, which reverses every dimension of a batch",
     ),
-    Entry(E3, "argmax(...).float()", ex3_wrong_float_indices),
+    Entry(
+        E3,
+        "argmax(...).float()",
+        ex3_wrong_float_indices,
+        named="returned a float tensor where the task asks for integers (int64)",
+    ),
     Entry(
         E3,
         "topk(2) and took the first (itself)",

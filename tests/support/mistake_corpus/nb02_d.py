@@ -17,7 +17,7 @@ def ex1_wrong_eps_total(x):
     return e / (e.sum(dim=-1, keepdim=True) + 1e-3)
 
 
-def ex1_wrong_float32(x):
+def ex1_right_float32(x):
     e = torch.exp(x.to(torch.float32))
     return e / e.sum(-1, keepdim=True)
 
@@ -117,8 +117,13 @@ def ex3_right_inner(p, g):
 
 
 ENTRIES = [
-    Entry(E1, "+ 1e-3 on the total", ex1_wrong_eps_total),
-    Entry(E1, "x.to(float32) first", ex1_wrong_float32),
+    Entry(
+        E1,
+        "+ 1e-3 on the total",
+        ex1_wrong_eps_total,
+        named="added a small number (an epsilon) to the total",
+    ),
+    Entry(E1, "x.to(float32) first", ex1_right_float32, right=True),
     Entry(
         E1,
         "exp(x).T, sum over dim 0, .T back (reverses a batch)",
@@ -127,10 +132,30 @@ ENTRIES = [
     ),
     Entry(E1, "times the reciprocal of the total", ex1_right_reciprocal, right=True),
     Entry(E1, "torch.div by the total unsqueezed", ex1_right_div_keepdim, right=True),
-    Entry(E2, "x.float() for float16, not cast back", ex2_wrong_float32_for_half),
-    Entry(E2, "x.double() for safety, not cast back", ex2_wrong_double_for_safety),
-    Entry(E2, "+ 1e-2 on the total", ex2_wrong_eps_large),
-    Entry(E2, "the total summed in float32", ex2_wrong_float32_total),
+    Entry(
+        E2,
+        "x.float() for float16, not cast back",
+        ex2_wrong_float32_for_half,
+        named="returns float32 for float16 input",
+    ),
+    Entry(
+        E2,
+        "x.double() for safety, not cast back",
+        ex2_wrong_double_for_safety,
+        named="returns float64 for float32 input",
+    ),
+    Entry(
+        E2,
+        "+ 1e-2 on the total",
+        ex2_wrong_eps_large,
+        named="added a small number (an epsilon) to the total",
+    ),
+    Entry(
+        E2,
+        "the total summed in float32",
+        ex2_wrong_float32_total,
+        named="returns float32 for float16 input",
+    ),
     Entry(
         E2,
         "x - torch.max(x, dim): values and indices",
@@ -151,8 +176,18 @@ ENTRIES = [
         ex3_wrong_no_keepdim,
         named="took each row's weighted sum without keeping its dimension",
     ),
-    Entry(E3, "the Jacobian filled into torch.empty (float32)", ex3_wrong_empty_jacobian),
-    Entry(E3, "J @ g.T, .T back (reverses a batch)", ex3_wrong_dot_t_batch),
+    Entry(
+        E3,
+        "the Jacobian filled into torch.empty (float32)",
+        ex3_wrong_empty_jacobian,
+        named="a float32 constant breaks float64",
+    ),
+    Entry(
+        E3,
+        "J @ g.T, .T back (reverses a batch)",
+        ex3_wrong_dot_t_batch,
+        named=("used .T on a batch, which reverses every dimension, not only the last two"),
+    ),
     Entry(E3, "the Jacobian by einsum", ex3_right_einsum_jacobian, right=True),
     Entry(E3, "p*g minus p times the inner product", ex3_right_inner, right=True),
 ]

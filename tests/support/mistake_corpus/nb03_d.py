@@ -184,9 +184,24 @@ def ex3_right_finfo_of_dtype(x, window):
 
 
 ENTRIES = [
-    Entry(E1, "starts from torch.eye(T) (float32), total = w @ total", ex1_wrong_eye_matmul),
-    Entry(E1, "a float32 eye, cast in the loop only", ex1_wrong_eye_float32_weights),
-    Entry(E1, "scores out @ out.T (reverses a batch)", ex1_wrong_dot_t_batch),
+    Entry(
+        E1,
+        "starts from torch.eye(T) (float32), total = w @ total",
+        ex1_wrong_eye_matmul,
+        named="a float32 constant breaks float64",
+    ),
+    Entry(
+        E1,
+        "a float32 eye, cast in the loop only",
+        ex1_wrong_eye_float32_weights,
+        named="returns float32 for float64 input",
+    ),
+    Entry(
+        E1,
+        "scores out @ out.T (reverses a batch)",
+        ex1_wrong_dot_t_batch,
+        named=("used .T on a batch, which reverses every dimension, not only the last two"),
+    ),
     Entry(
         E1,
         "total @ w: the product in the wrong order",
@@ -195,8 +210,18 @@ ENTRIES = [
     ),
     Entry(E1, "an eye of x's dtype, repeat", ex1_right_eye_like, right=True),
     Entry(E1, "out as total @ x, einsum", ex1_right_out_from_total, right=True),
-    Entry(E2, "+ 1e-6 on the lengths of the unit vectors", ex2_wrong_eps_norms),
-    Entry(E2, "+ 1e-5 on the product of the lengths", ex2_wrong_eps_product),
+    Entry(
+        E2,
+        "+ 1e-6 on the lengths of the unit vectors",
+        ex2_wrong_eps_norms,
+        named=("added a small number (an epsilon) to the lengths, which changes every cosine"),
+    ),
+    Entry(
+        E2,
+        "+ 1e-5 on the product of the lengths",
+        ex2_wrong_eps_product,
+        named=("added a small number (an epsilon) to the lengths, which changes every cosine"),
+    ),
     Entry(
         E2,
         "unit @ unit.T (reverses a batch)",
@@ -211,15 +236,32 @@ ENTRIES = [
     ),
     Entry(E2, "rsqrt of the squared lengths, .mT", ex2_right_normalize_by_hand, right=True),
     Entry(E2, "a cosine table, times 1 / tau", ex2_right_cos_table, right=True),
-    Entry(E3, "an additive -inf bias made by torch.full (float32)", ex3_wrong_float32_bias),
+    Entry(
+        E3,
+        "an additive -inf bias made by torch.full (float32)",
+        ex3_wrong_float32_bias,
+        named="returns float32 for float16 input",
+    ),
     Entry(
         E3,
         "masked_fill with -1e9",
         ex3_wrong_minus_1e9,
         named="filled the hidden scores with -1e9, which float16 cannot hold",
     ),
-    Entry(E3, "masked_fill with float32's lowest number", ex3_wrong_finfo_float32),
-    Entry(E3, "softmax(dtype=float32), x.float(): float32 back", ex3_wrong_softmax_float32),
+    Entry(
+        E3,
+        "masked_fill with float32's lowest number",
+        ex3_wrong_finfo_float32,
+        named=(
+            "filled the hidden scores with float32's smallest number, which float16 cannot hold"
+        ),
+    ),
+    Entry(
+        E3,
+        "softmax(dtype=float32), x.float(): float32 back",
+        ex3_wrong_softmax_float32,
+        named="returns float32 for float16 input",
+    ),
     Entry(
         E3,
         "scaled by sqrt(C)",

@@ -153,10 +153,20 @@ ENTRIES = [
         ex1_wrong_v_width,
         named="divided the scores by √d_v, the width of the values",
     ),
-    Entry(E1, "torch.bmm: three dimensions only", ex1_wrong_bmm),
+    Entry(
+        E1,
+        "torch.bmm: three dimensions only",
+        ex1_wrong_bmm,
+        named="used torch.bmm, which takes 3-D tensors only",
+    ),
     Entry(E1, "k.mT times d_k ** -0.5", ex1_right_mt, right=True),
     Entry(E1, "two einsums", ex1_right_einsum, right=True),
-    Entry(E2, "(w @ y.T).T (reverses a batch)", ex2_wrong_dot_t_batch),
+    Entry(
+        E2,
+        "(w @ y.T).T (reverses a batch)",
+        ex2_wrong_dot_t_batch,
+        named=("transposed in a way that is right only for 2-D tensors (.T or transpose(0, 1))"),
+    ),
     Entry(
         E2,
         "y @ w_q without transposing the (out, in) weights",
@@ -171,7 +181,12 @@ ENTRIES = [
     ),
     Entry(E2, "F.linear for the projections", ex2_right_linear, right=True),
     Entry(E2, "einsum projections", ex2_right_einsum, right=True),
-    Entry(E3, "query @ keys.T (reverses a batch)", ex3_wrong_dot_t_batch),
+    Entry(
+        E3,
+        "query @ keys.T (reverses a batch)",
+        ex3_wrong_dot_t_batch,
+        named=("used .T on a batch, which reverses every dimension, not only the last two"),
+    ),
     Entry(
         E3,
         "softmax over the batch (dim 0)",

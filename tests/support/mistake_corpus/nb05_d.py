@@ -216,7 +216,12 @@ ENTRIES = [
         ex2_wrong_w_o_columns,
         named="cut W^O transposed into the heads' blocks",
     ),
-    Entry(E2, "(blocks.T @ heads.T).T (reverses a batch)", ex2_wrong_dot_t_batch),
+    Entry(
+        E2,
+        "(blocks.T @ heads.T).T (reverses a batch)",
+        ex2_wrong_dot_t_batch,
+        named=("used .T on a batch, which reverses every dimension, not only the last two"),
+    ),
     Entry(
         E2,
         "the whole output copied to every head",
@@ -241,7 +246,12 @@ ENTRIES = [
             "split into heads by reading (B, T, C) straight as (B, H, T, D), without the transpose"
         ),
     ),
-    Entry(E3, "q @ k.T on (B, H, T, D) (reverses a batch)", ex3_wrong_dot_t_batch),
+    Entry(
+        E3,
+        "q @ k.T on (B, H, T, D) (reverses a batch)",
+        ex3_wrong_dot_t_batch,
+        named=("used .T on a batch, which reverses every dimension, not only the last two"),
+    ),
     Entry(
         E3,
         "view after transpose: not contiguous",

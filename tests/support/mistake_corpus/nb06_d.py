@@ -131,6 +131,7 @@ ENTRIES = [
         E2,
         "rotation matrices in torch.zeros (float32), einsum",
         ex2_wrong_rotation_matrices_float32,
+        named="a float32 constant breaks float64",
     ),
     Entry(
         E2, "turned clockwise", ex2_wrong_clockwise, named="turned each pair clockwise, by −p·ω_i"

@@ -152,7 +152,12 @@ ENTRIES = [
     ),
     Entry(E1, "arange comparison", ex1_right_compare, right=True),
     Entry(E1, "last rows of a square tril", ex1_right_last_rows, right=True),
-    Entry(E2, "lengths[:, None] on the Python list", ex2_wrong_list_index),
+    Entry(
+        E2,
+        "lengths[:, None] on the Python list",
+        ex2_wrong_list_index,
+        named="indexed a Python list as if it were a tensor",
+    ),
     Entry(
         E2,
         "a float mask of zeros and ones",
@@ -167,7 +172,12 @@ ENTRIES = [
     ),
     Entry(E2, "a bool loop", ex2_right_loop, right=True),
     Entry(E2, "arange.lt(lengths) in 4-D", ex2_right_lt, right=True),
-    Entry(E3, "empty rows zeroed with torch.zeros (float32)", ex3_wrong_float32_zero_rows),
+    Entry(
+        E3,
+        "empty rows zeroed with torch.zeros (float32)",
+        ex3_wrong_float32_zero_rows,
+        named="returns float32 for float16 input",
+    ),
     Entry(
         E3,
         "masked_fill with float32's lowest number",
@@ -186,9 +196,30 @@ ENTRIES = [
             "or float32 mixed into its scores"
         ),
     ),
-    Entry(E3, "+ 1e-9 on the total: vanishes in float16", ex3_wrong_eps_vanishes_half),
-    Entry(E3, "+ 1e-4 on the total", ex3_wrong_eps_large),
-    Entry(E3, "softmax in float32, never cast back", ex3_wrong_softmax_float32_not_back),
+    Entry(
+        E3,
+        "+ 1e-9 on the total: vanishes in float16",
+        ex3_wrong_eps_vanishes_half,
+        named=(
+            "added an epsilon to each row's total that float16 rounds to 0, so a "
+            "row that may attend to nothing is still 0 / 0 there"
+        ),
+    ),
+    Entry(
+        E3,
+        "+ 1e-4 on the total",
+        ex3_wrong_eps_large,
+        named=(
+            "added a small number (an epsilon) to each row's total, so its weights "
+            "add up to less than 1"
+        ),
+    ),
+    Entry(
+        E3,
+        "softmax in float32, never cast back",
+        ex3_wrong_softmax_float32_not_back,
+        named="returns float32 for float64 input",
+    ),
     Entry(E3, "in float32, weights cast back", ex3_right_float32_then_back, right=True),
     Entry(E3, "NaN replaced with zeros_like", ex3_right_where_zeros_like, right=True),
 ]

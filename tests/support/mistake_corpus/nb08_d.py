@@ -212,7 +212,12 @@ class Ex5RightTrilBool(Ex5Base):
 
 
 ENTRIES = [
-    Entry(E1, "w @ x.T, .T back (reverses a batch)", ex1_wrong_dot_t_batch),
+    Entry(
+        E1,
+        "w @ x.T, .T back (reverses a batch)",
+        ex1_wrong_dot_t_batch,
+        named=("used .T on a batch, which reverses every dimension, not only the last two"),
+    ),
     Entry(
         E1,
         "x @ w without the transpose",
@@ -233,8 +238,20 @@ ENTRIES = [
         ex2_wrong_eps_outside_sqrt,
         named="added ε outside the square root",
     ),
-    Entry(E2, "... / sqrt(var) + eps: eps added after dividing", ex2_wrong_eps_precedence),
-    Entry(E2, "(std + eps) ** 0.5", ex2_wrong_eps_on_std_squared),
+    Entry(
+        E2,
+        "... / sqrt(var) + eps: eps added after dividing",
+        ex2_wrong_eps_precedence,
+        named=(
+            "added ε after dividing by the square root, to the result, not to the variance under it"
+        ),
+    ),
+    Entry(
+        E2,
+        "(std + eps) ** 0.5",
+        ex2_wrong_eps_on_std_squared,
+        named="took the square root of the standard deviation plus ε, (σ + ε)^½",
+    ),
     Entry(
         E2,
         "normalised over the last dimension only",
@@ -263,7 +280,12 @@ ENTRIES = [
         Ex4WrongMaskPositional,
         named=("passed the mask as the self-attention's second argument, which is its key"),
     ),
-    Entry(E4, "mask.float() before attention", Ex4WrongFloatMask),
+    Entry(
+        E4,
+        "mask.float() before attention",
+        Ex4WrongFloatMask,
+        named="passed an attention a float mask of 1s and 0s, not a bool one",
+    ),
     Entry(
         E4,
         "returns y only, not (y, weights)",

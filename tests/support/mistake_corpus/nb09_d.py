@@ -232,24 +232,51 @@ def ex3_right_exp_log(model, src, bos_id, eos_id, max_new_tokens, beam_size, alp
 
 
 ENTRIES = [
-    Entry(E1, "logits.float(): a float32 loss for float64 logits", ex1_wrong_float32),
-    Entry(E1, "scatter_ with target (B, T), not unsqueezed", ex1_wrong_scatter_no_unsqueeze),
+    Entry(
+        E1,
+        "logits.float(): a float32 loss for float64 logits",
+        ex1_wrong_float32,
+        named="returns float32 for float64 input",
+    ),
+    Entry(
+        E1,
+        "scatter_ with target (B, T), not unsqueezed",
+        ex1_wrong_scatter_no_unsqueeze,
+        named=("gave gather or scatter an index with fewer dimensions than the tensor it indexes"),
+    ),
     Entry(E1, "q in torch.zeros(shape): float32", ex1_wrong_q_float32_no_dtype, right=True),
-    Entry(E1, "divided by the count + 1", ex1_wrong_count_eps),
+    Entry(
+        E1,
+        "divided by the count + 1",
+        ex1_wrong_count_eps,
+        named=("added a number to the count of positions it divides by (to keep it from 0)"),
+    ),
     Entry(E1, "(1 - eps) nll plus the others' share", ex1_right_mixture, right=True),
     Entry(E1, "full_like, index_fill_ and scatter_", ex1_right_q_like, right=True),
     Entry(
         E2,
         "warm-up times a decay from step 0 (floored)",
         ex2_wrong_warmup_times_decay_from_0,
-        named=("multiplied the warm-up ramp by a decay that starts at step 1, as §6's loop does"),
+        named=(
+            "multiplied the warm-up ramp by a decay that starts at the first step, as §6's "
+            "loop does"
+        ),
     ),
     Entry(
         E2,
         "warm-up times a decay from 1 at step 0 to floor at n_steps",
         ex2_wrong_warmup_times_decay_to_floor_from_0,
+        named=(
+            "multiplied the warm-up ramp by a decay that starts at the first step, "
+            "as §6's loop does"
+        ),
     ),
-    Entry(E2, "the smaller of two lines, the fall from step 0", ex2_wrong_min_of_lines),
+    Entry(
+        E2,
+        "the smaller of two lines, the fall from step 0",
+        ex2_wrong_min_of_lines,
+        named="let the falling line start at step 0 instead of at the peak",
+    ),
     Entry(
         E2,
         "counted steps from 0 (step - 1)",
@@ -259,7 +286,12 @@ ENTRIES = [
     Entry(E2, "a 0-D float32 tensor (float32 precision)", ex2_right_float32_tensor, right=True),
     Entry(E2, "three branches", ex2_right_branches, right=True),
     Entry(E2, "min of the rise and the floored fall", ex2_right_min_max, right=True),
-    Entry(E3, "penalty (5 + |y|)^alpha / 6", ex3_wrong_power_then_six),
+    Entry(
+        E3,
+        "penalty (5 + |y|)^alpha / 6",
+        ex3_wrong_power_then_six,
+        named=("raised only 5 + |y| to the power α and divided by 6 after, not the whole fraction"),
+    ),
     Entry(
         E3,
         "penalty (5 + |y|) / 6^alpha",
@@ -272,7 +304,12 @@ ENTRIES = [
         ex3_wrong_length_to_alpha,
         named=("divided by |y|^α (attnlib's default penalty) instead of GNMT's ((5 + |y|) / 6)^α"),
     ),
-    Entry(E3, "penalty (5 + |y|) / 6 times alpha", ex3_wrong_times_alpha),
+    Entry(
+        E3,
+        "penalty (5 + |y|) / 6 times alpha",
+        ex3_wrong_times_alpha,
+        named=("multiplied the fraction (5 + |y|) / 6 by α instead of raising it to the power α"),
+    ),
     Entry(
         E3, "|y| without the <eos>", ex3_wrong_eos_not_counted, named="left the <eos> out of |y|"
     ),

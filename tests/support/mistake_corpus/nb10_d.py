@@ -8,7 +8,7 @@ from torch import nn
 import attnlib
 from mistake_corpus.corpus import Entry
 
-E1, E3, E4, E5 = "ex1_my_gpt_block", "ex3_my_top_k_logits", "ex4_my_top_p_probs", "ex5_my_sample"
+E1, E3, E4, E5 = "ex1_my_gpt_block", "ex5_my_top_k_logits", "ex6_my_top_p_probs", "ex7_my_sample"
 
 # ---------------------------------------------------------------- Exercise 1: the GPT block
 
@@ -54,7 +54,7 @@ class Ex1RightTupleIndex(Ex1Base):
         return x, attended[1]
 
 
-# ---------------------------------------------------------------- Exercise 3: top-k
+# ---------------------------------------------------------------- Exercise 5: top-k
 
 
 def ex3_wrong_fill_zero(logits, k):
@@ -88,7 +88,7 @@ def ex3_right_sort_threshold(logits, k):
     return torch.where(logits < threshold, torch.tensor(float("-inf"), dtype=logits.dtype), logits)
 
 
-# ---------------------------------------------------------------- Exercise 4: top-p
+# ---------------------------------------------------------------- Exercise 6: top-p
 
 
 def ex4_wrong_float32_buffer(probs, top_p):
@@ -131,7 +131,7 @@ def ex4_right_threshold(probs, top_p):
     return kept / kept.sum(-1, keepdim=True)
 
 
-# ---------------------------------------------------------------- Exercise 5: the sampler
+# ---------------------------------------------------------------- Exercise 7: the sampler
 
 
 def _nucleus(probs, top_p):
@@ -217,8 +217,18 @@ def ex5_right_unnormalised_nucleus(logits, temperature, top_k, top_p, generator)
 
 
 ENTRIES = [
-    Entry(E1, "attention(x, mask): the mask lands in key", Ex1WrongMaskAsKey),
-    Entry(E1, "mask.float() passed to attention", Ex1WrongFloatMask),
+    Entry(
+        E1,
+        "attention(x, mask): the mask lands in key",
+        Ex1WrongMaskAsKey,
+        named="passed the mask as the attention's second argument, which is its key",
+    ),
+    Entry(
+        E1,
+        "mask.float() passed to attention",
+        Ex1WrongFloatMask,
+        named="passed an attention a float mask of 1s and 0s, not a bool one",
+    ),
     Entry(
         E1,
         "post-norm wiring",
@@ -246,11 +256,26 @@ ENTRIES = [
         ex3_wrong_kth_no_keepdim,
         named="took each row's k-th largest without keeping its dimension",
     ),
-    Entry(E3, "a float32 -inf buffer, scatter of float64 values", ex3_wrong_float32_buffer),
+    Entry(
+        E3,
+        "a float32 -inf buffer, scatter of float64 values",
+        ex3_wrong_float32_buffer,
+        named="a float32 constant breaks float16",
+    ),
     Entry(E3, "full_like -inf and scatter", ex3_right_scatter_like, right=True),
     Entry(E3, "sorted threshold, torch.where", ex3_right_sort_threshold, right=True),
-    Entry(E4, "a float32 zeros buffer, scatter_ of float64", ex4_wrong_float32_buffer),
-    Entry(E4, "+ 1e-3 on the nucleus's total", ex4_wrong_eps_total),
+    Entry(
+        E4,
+        "a float32 zeros buffer, scatter_ of float64",
+        ex4_wrong_float32_buffer,
+        named="a float32 constant breaks float64",
+    ),
+    Entry(
+        E4,
+        "+ 1e-3 on the nucleus's total",
+        ex4_wrong_eps_total,
+        named=("added a small number (an epsilon) to the nucleus's total before dividing by it"),
+    ),
     Entry(
         E4,
         "cumsum including the token itself",
@@ -262,10 +287,30 @@ ENTRIES = [
     ),
     Entry(E4, "the sorted mask gathered back by argsort", ex4_right_gather_back, right=True),
     Entry(E4, "the smallest kept probability as a threshold", ex4_right_threshold, right=True),
-    Entry(E5, "top-k fills 0 instead of -inf", ex5_wrong_top_k_fill_zero),
-    Entry(E5, "top-k fills the row's smallest logit", ex5_wrong_top_k_fill_row_min),
-    Entry(E5, "top-k fills -1", ex5_wrong_top_k_fill_minus_one),
-    Entry(E5, "top-p sets the dropped logits to 0", ex5_wrong_top_p_fill_zero_logits),
+    Entry(
+        E5,
+        "top-k fills 0 instead of -inf",
+        ex5_wrong_top_k_fill_zero,
+        named="top-k filled the removed logits with a finite number instead of −inf",
+    ),
+    Entry(
+        E5,
+        "top-k fills the row's smallest logit",
+        ex5_wrong_top_k_fill_row_min,
+        named="top-k filled the removed logits with a finite number instead of −inf",
+    ),
+    Entry(
+        E5,
+        "top-k fills -1",
+        ex5_wrong_top_k_fill_minus_one,
+        named="top-k filled the removed logits with a finite number instead of −inf",
+    ),
+    Entry(
+        E5,
+        "top-p sets the dropped logits to 0",
+        ex5_wrong_top_p_fill_zero_logits,
+        named=("top-p set the dropped tokens' logits to a finite number instead of −inf"),
+    ),
     Entry(
         E5,
         "greedy argmax without keepdim: shape (B,)",

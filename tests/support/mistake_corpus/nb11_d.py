@@ -312,8 +312,18 @@ ENTRIES = [
             "float32's smallest value) that float16 cannot hold"
         ),
     ),
-    Entry(E1, "torch.where with a float32 -inf tensor", ex1_wrong_float32_where),
-    Entry(E1, "hidden.float() first, never cast back", ex1_wrong_upcast),
+    Entry(
+        E1,
+        "torch.where with a float32 -inf tensor",
+        ex1_wrong_float32_where,
+        named="returns float32 for float16 input",
+    ),
+    Entry(
+        E1,
+        "hidden.float() first, never cast back",
+        ex1_wrong_upcast,
+        named="returns float32 for float64 input",
+    ),
     Entry(
         E1,
         "padding multiplied by 0",
@@ -360,7 +370,12 @@ ENTRIES = [
         ex3_wrong_ascending,
         named="ranked the rows worst first (the smallest cosines first)",
     ),
-    Entry(E3, "float32 indices from a Python sort", ex3_wrong_float_indices),
+    Entry(
+        E3,
+        "float32 indices from a Python sort",
+        ex3_wrong_float_indices,
+        named="returned a float tensor where the task asks for integers (int64)",
+    ),
     Entry(E3, "+ 1e-8 on the lengths (the ranking stays)", ex3_right_eps_ranking, right=True),
     Entry(E3, "cosine_similarity and argsort descending", ex3_right_argsort_descending, right=True),
     Entry(
@@ -382,7 +397,12 @@ ENTRIES = [
         named=("used a fixed epsilon (PyTorch's default 1e-5) instead of the eps it was given"),
     ),
     Entry(E4, "rsqrt and addcmul", Ex4RightRsqrt, right=True),
-    Entry(E5, "heads written into torch.zeros (float32)", Ex5WrongZerosBuffer),
+    Entry(
+        E5,
+        "heads written into torch.zeros (float32)",
+        Ex5WrongZerosBuffer,
+        named="a float32 constant breaks float64",
+    ),
     Entry(
         E5,
         "masked_fill with -1e9",
@@ -407,7 +427,12 @@ ENTRIES = [
             "merged the heads back with a transpose"
         ),
     ),
-    Entry(E5, "q @ k.T on (B, H, T, D) (reverses a batch)", Ex5WrongDotTBatch),
+    Entry(
+        E5,
+        "q @ k.T on (B, H, T, D) (reverses a batch)",
+        Ex5WrongDotTBatch,
+        named=("used .T on a batch, which reverses every dimension, not only the last two"),
+    ),
     Entry(E5, "finfo of the scores' dtype", Ex5RightFinfoOfDtype, right=True),
     Entry(E5, "softmax in float32, weights cast back", Ex5RightFloat32Softmax, right=True),
     Entry(E6, "the tanh approximation", Ex6WrongTanh, named="used the tanh approximation of GELU"),

@@ -158,7 +158,7 @@ def _tiled(q, k, v, mask, tile_size, make):
     return torch.where(ell[..., None] > 0, acc / ell.clamp_min(1e-300)[..., None], 0.0)
 
 
-def ex3_wrong_float32_accumulators(q, k, v, mask, tile_size):
+def ex3_right_float32_accumulators(q, k, v, mask, tile_size):
     def make(shape, value, like):
         return torch.full(shape, value)  # float32
 
@@ -200,8 +200,18 @@ ENTRIES = [
         ex1_wrong_triangle_float,
         named="counted the last tile as a full tile of tile_size positions",
     ),
-    Entry(E1, "a float tensor of tile sizes, .item()", ex1_wrong_tensor_item),
-    Entry(E1, "a float accumulator (0.0), right count", ex1_wrong_numpy_style_float),
+    Entry(
+        E1,
+        "a float tensor of tile sizes, .item()",
+        ex1_wrong_tensor_item,
+        named="returned a float where the task asks for a whole number",
+    ),
+    Entry(
+        E1,
+        "a float accumulator (0.0), right count",
+        ex1_wrong_numpy_style_float,
+        named="returned a float where the task asks for a whole number",
+    ),
     Entry(E1, "half of the full count", ex1_wrong_half_of_full, named="halved the full count"),
     Entry(
         E1,
@@ -212,7 +222,15 @@ ENTRIES = [
     Entry(E1, "loops over tiles, whole numbers", ex1_right_loops, right=True),
     Entry(E1, "floats, rounded to an int", ex1_right_int_of_float, right=True),
     Entry(E2, "+ 1e-9 in the exponents", ex2_wrong_eps_exp, right=True),
-    Entry(E2, "m floored at -1e4", ex2_wrong_m_floor),
+    Entry(
+        E2,
+        "m floored at -1e4",
+        ex2_wrong_m_floor,
+        named=(
+            "kept the maximum from falling below a finite floor (such as -1e4) "
+            "instead of letting it be -inf"
+        ),
+    ),
     Entry(
         E2,
         "scales not unsqueezed for o",
@@ -225,7 +243,8 @@ ENTRIES = [
     Entry(
         E3,
         "accumulators from torch.full (float32), updated in place",
-        ex3_wrong_float32_accumulators,
+        ex3_right_float32_accumulators,
+        right=True,
     ),
     Entry(E3, "divided by (1 + 1e-3) at the end", ex3_wrong_eps_total, right=True),
     Entry(E3, "accumulators of q's dtype", ex3_right_full_like_dtype, right=True),
