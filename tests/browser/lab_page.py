@@ -19,11 +19,12 @@ import pytest
 
 KERNEL_TIMEOUT = 60.0  # page opened → kernel idle
 # Run All Cells is watched for progress, not raced against a clock: it fails when one cell
-# runs for CELL_TIMEOUT (10's training, the longest cell, takes ~100 s on a quiet core) or the
-# whole notebook for RUN_ALL_TIMEOUT. A run that keeps finishing cells on a loaded runner is
-# slow, not hung (09's Run All took over 300 s in CI beside the pip set-up test).
-CELL_TIMEOUT = 300.0
-RUN_ALL_TIMEOUT = 900.0
+# runs for CELL_TIMEOUT or the whole notebook for RUN_ALL_TIMEOUT. The longest cells, 09's
+# and 10's training, take about 100 s on a quiet core and over 300 s on a runner shared three
+# ways (seen in a fresh clone's browser test beside the pip set-up test and an nbval run);
+# a run that keeps finishing cells is slow, not hung.
+CELL_TIMEOUT = 600.0
+RUN_ALL_TIMEOUT = 1500.0
 WIDGET_TIMEOUT = 20.0  # control moved → output changed
 SETTLED_POLLS = 3  # consecutive equal polls with the kernel idle
 POLL = 0.2
