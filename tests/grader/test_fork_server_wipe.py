@@ -46,10 +46,12 @@ def test_empty_removes_what_a_notebook_wrote_and_keeps_the_mounts(tmp_path: Path
     (locked / "b").write_text("b")
     locked.parent.chmod(0o000)  # a notebook may take its own permissions away
     (tmp_path / "link").symlink_to(venv)  # a link to the mount goes, the mount stays
+    (tmp_path / "clone").chmod(0o000)  # the folder that leads to the mount, locked too
 
     empty(str(tmp_path), frozenset({str(venv)}))
 
     assert sorted(p.name for p in tmp_path.iterdir()) == ["clone"]
+    assert (tmp_path / "clone").stat().st_mode & 0o777 == 0o755  # enterable again
     assert sorted(p.name for p in (tmp_path / "clone").iterdir()) == [".venv"]
     assert (venv / "lib" / "torch.py").read_text() == "the software"
 
