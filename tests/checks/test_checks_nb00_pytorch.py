@@ -2,8 +2,8 @@
 
 Each mistake is written here again, as a learner would write it (not copied from the table),
 and must be caught and named; right answers written differently from the worked solution
-(einsum, loops, permute, reshape of a contiguous copy, torch.where, float32) must pass; answers
-that call torch's or attnlib's version of what the exercise asks for must be refused.
+(einsum, loops, permute, reshape of a contiguous copy, torch.where, float32 cast back) must
+pass; answers that call torch's or attnlib's version of what the exercise asks for must be refused.
 """
 
 from __future__ import annotations
@@ -68,7 +68,9 @@ COLUMNS_RIGHT: dict[str, Callable[[Tensor], Tensor]] = {
     "unsqueeze": lambda x: x / x.sum(dim=-2).unsqueeze(-2),
     "a loop over the columns": columns_loop,
     "einsum": lambda x: torch.einsum("...tn,...n->...tn", x, 1 / x.sum(-2)),
-    "float32": lambda x: (y := x.float()) / y.sum(-2, keepdim=True),
+    "in float32, back in x's dtype": lambda x: ((y := x.float()) / y.sum(-2, keepdim=True)).to(
+        x.dtype
+    ),
 }
 
 
@@ -85,6 +87,11 @@ def columns_in_numpy(x: Tensor) -> Tensor:
 
 
 COLUMNS_WRONG: dict[str, tuple[Callable[[Tensor], Tensor], str]] = {
+    # The task says the result keeps x's dtype (issue 40).
+    "float32 whatever x is": (
+        lambda x: (y := x.float()) / y.sum(-2, keepdim=True),
+        "returns float32 for float64 input",
+    ),
     "rows": (lambda x: x / x.sum(axis=-1, keepdims=True), "normalised each row"),
     "dim 0": (lambda x: x / torch.sum(x, 0, keepdim=True), "summed along dim 0"),
     "dim 1": (lambda x: x / x.sum(1, True), "summed along dim 1"),
@@ -397,10 +404,17 @@ LOSS_RIGHT = {
     "multiply by the mask": lambda z, y, m: (
         -(z.log_softmax(-1).gather(-1, y[..., None])[..., 0] * m).sum() / m.float().sum()
     ),
-    "float64": lambda z, y, m: loss_flattened(z.double(), y, m),
+    "in float64, back in the logits' dtype": lambda z, y, m: loss_flattened(z.double(), y, m).to(
+        z.dtype
+    ),
 }
 
 LOSS_WRONG = {
+    # The task asks for the loss in the logits' dtype (issue 40).
+    "float64 whatever the logits": (
+        lambda z, y, m: loss_flattened(z.double(), y, m),
+        "returns float64 for float32 input",
+    ),
     "the count + 1": (
         lambda z, y, m: (
             -(z.log_softmax(-1).gather(-1, y[..., None])[..., 0] * m).sum() / (m.sum() + 1)

@@ -47,7 +47,7 @@ def temperature_logsumexp(z: Tensor, t: float) -> Tensor:
         return (top / top.sum(-1, keepdim=True)).to(z.dtype)
     s = z.double() / t
     m = s.amax(-1, keepdim=True)
-    return torch.exp(s - m - torch.log(torch.exp(s - m).sum(-1, keepdim=True)))
+    return torch.exp(s - m - torch.log(torch.exp(s - m).sum(-1, keepdim=True))).to(z.dtype)
 
 
 def temperature_shift_first(z: Tensor, t: float) -> Tensor:
@@ -68,7 +68,7 @@ def temperature_rows_loop(z: Tensor, t: float) -> Tensor:
         else:
             e = torch.exp((row.double() - row.max()) / t)
             out.append(e / e.sum())
-    return torch.stack(out).reshape(z.shape)
+    return torch.stack(out).reshape(z.shape).to(z.dtype)  # computed in float64, returned in z's
 
 
 TEMPERATURE_RIGHT = {

@@ -140,6 +140,7 @@ def _check(fn: Callable[[Tensor, float], Tensor], cases: list[Case]) -> CheckRes
         forbidden=SOFTMAX_IMPLEMENTATIONS,
         properties=(rows_are_distributions(),),
         by_shape=BY_SHAPE,
+        dtypes=(),
     )
 
 

@@ -24,7 +24,7 @@ def ex1_wrong_eps_large(x):
     return x / (x.sum(dim=-2, keepdim=True) + 1e-3)  # never divide by zero
 
 
-def ex1_right_float32(x):
+def ex1_wrong_float32(x):
     x = x.float()  # make sure it is a float tensor
     return x / x.sum(dim=-2, keepdim=True)
 
@@ -119,7 +119,7 @@ def ex4_wrong_plus_one(logits, targets, mask):
     return (nll * mask).sum() / (mask.sum() + 1)  # +1 so it never divides by zero
 
 
-def ex4_right_float32_logits(logits, targets, mask):
+def ex4_wrong_float32_logits(logits, targets, mask):
     logp = torch.log_softmax(logits.float(), dim=-1)
     nll = -logp.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
     return nll[mask].mean()
@@ -252,7 +252,12 @@ ENTRIES = [
         ex1_wrong_eps_large,
         named="added a small number (an epsilon) to each column's total",
     ),
-    Entry(E1, "x.float() first: float64 comes back float32", ex1_right_float32, right=True),
+    Entry(
+        E1,
+        "x.float() first: float64 comes back float32",
+        ex1_wrong_float32,
+        named="returns float32 for float64 input",
+    ),
     Entry(
         E1,
         "transpose(0, 1), rows, transpose back",
@@ -325,8 +330,8 @@ ENTRIES = [
     Entry(
         E4,
         "logits.float(): float64 logits give a float32 loss",
-        ex4_right_float32_logits,
-        right=True,
+        ex4_wrong_float32_logits,
+        named="returns float32 for float64 input",
     ),
     Entry(
         E4,

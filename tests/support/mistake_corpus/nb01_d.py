@@ -12,7 +12,7 @@ E1, E2, E3 = "ex1_dot_product", "ex2_cosine", "ex3_most_similar_other"
 # ------------------------------------------ Exercise 1: dot_product
 
 
-def ex1_right_float32_accumulator(a, b):
+def ex1_wrong_float32_accumulator(a, b):
     a, b = torch.broadcast_tensors(a, b)
     out = torch.zeros(a.shape[:-1])
     for i in range(a.shape[-1]):
@@ -20,7 +20,7 @@ def ex1_right_float32_accumulator(a, b):
     return out
 
 
-def ex1_right_sum_dtype_float32(a, b):
+def ex1_wrong_sum_dtype_float32(a, b):
     return torch.sum(a * b, dim=-1, dtype=torch.float32)
 
 
@@ -68,7 +68,7 @@ def ex2_wrong_eps_units(a, b):
     return (ua * ub).sum(-1)
 
 
-def ex2_right_float32_where(a, b):
+def ex2_wrong_float32_where(a, b):
     lengths = a.norm(dim=-1) * b.norm(dim=-1)
     cos = (a * b).sum(-1) / lengths
     return torch.where(lengths == 0, torch.zeros(lengths.shape), cos.float())
@@ -123,9 +123,17 @@ def ex3_right_minus_big_eye(X):
 
 ENTRIES = [
     Entry(
-        E1, "a float32 zeros accumulator, += in a loop", ex1_right_float32_accumulator, right=True
+        E1,
+        "a float32 zeros accumulator, += in a loop",
+        ex1_wrong_float32_accumulator,
+        named="returns float32 for float64 input",
     ),
-    Entry(E1, "sum(..., dtype=torch.float32)", ex1_right_sum_dtype_float32, right=True),
+    Entry(
+        E1,
+        "sum(..., dtype=torch.float32)",
+        ex1_wrong_sum_dtype_float32,
+        named="returns float32 for float64 input",
+    ),
     Entry(
         E1,
         "a @ b.T and its diagonal (b.T reverses a batch)",
@@ -178,7 +186,10 @@ ENTRIES = [
         ),
     ),
     Entry(
-        E2, "torch.where with float32 zeros and a float32 cast", ex2_right_float32_where, right=True
+        E2,
+        "torch.where with float32 zeros and a float32 cast",
+        ex2_wrong_float32_where,
+        named="returns float32 for float64 input",
     ),
     Entry(E2, "clamp_min(1e-30) on the product", ex2_right_clamp_tiny, right=True),
     Entry(E2, "a safe denominator, then torch.where", ex2_right_where_safe, right=True),

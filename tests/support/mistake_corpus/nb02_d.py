@@ -17,7 +17,7 @@ def ex1_wrong_eps_total(x):
     return e / (e.sum(dim=-1, keepdim=True) + 1e-3)
 
 
-def ex1_right_float32(x):
+def ex1_wrong_float32(x):
     e = torch.exp(x.to(torch.float32))
     return e / e.sum(-1, keepdim=True)
 
@@ -123,7 +123,7 @@ ENTRIES = [
         ex1_wrong_eps_total,
         named="added a small number (an epsilon) to the total",
     ),
-    Entry(E1, "x.to(float32) first", ex1_right_float32, right=True),
+    Entry(E1, "x.to(float32) first", ex1_wrong_float32, named="returns float32 for float64 input"),
     Entry(
         E1,
         "exp(x).T, sum over dim 0, .T back (reverses a batch)",

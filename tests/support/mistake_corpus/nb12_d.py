@@ -158,7 +158,7 @@ def _tiled(q, k, v, mask, tile_size, make):
     return torch.where(ell[..., None] > 0, acc / ell.clamp_min(1e-300)[..., None], 0.0)
 
 
-def ex3_right_float32_accumulators(q, k, v, mask, tile_size):
+def ex3_wrong_float32_accumulators(q, k, v, mask, tile_size):
     def make(shape, value, like):
         return torch.full(shape, value)  # float32
 
@@ -243,8 +243,8 @@ ENTRIES = [
     Entry(
         E3,
         "accumulators from torch.full (float32), updated in place",
-        ex3_right_float32_accumulators,
-        right=True,
+        ex3_wrong_float32_accumulators,
+        named="returns float32 for float64 input",
     ),
     Entry(E3, "divided by (1 + 1e-3) at the end", ex3_wrong_eps_total, right=True),
     Entry(E3, "accumulators of q's dtype", ex3_right_full_like_dtype, right=True),
