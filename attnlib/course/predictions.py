@@ -8,6 +8,8 @@ choices, explanations and answer live here, in a :class:`Question`
 (:mod:`attnlib.course.questions` holds the course's, keyed by id), and the letter the run
 shows is picked by the question's ``observe`` from the numbers the cell measured, never
 typed in, so the verdict stays true only while the experiment does.
+
+Notebooks 00 to 12 ask their predict-first questions through this module.
 """
 
 from __future__ import annotations

@@ -31,17 +31,8 @@ def worked(gpt: GPT, idx: Tensor) -> Tensor:
     return gpt.head(gpt.final_norm(x))  # (B, T, V)
 
 
-def _variant(
-    gpt: GPT,
-    idx: Tensor,
-    *,
-    positions: str = "arange",
-    mask: str = "causal",
-    embedding_dropout: str = "module",
-    chain: str = "stream",
-    final: str = "norm then head",
-    output: str = "logits",
-) -> Tensor:
+def _embedded(gpt: GPT, idx: Tensor, positions: str, embedding_dropout: str) -> Tensor:
+    """The stream that enters the first block, ``(B, T, C)``, as a variant builds it."""
     length = idx.shape[1]
     tokens = gpt.token_embedding(idx)  # (B, T, C)
     if positions == "arange":
@@ -60,6 +51,22 @@ def _variant(
         x = gpt.dropout(x)
     elif embedding_dropout == "always":
         x = F.dropout(x, gpt.config.dropout)  # training=True by default
+    return x
+
+
+def _variant(
+    gpt: GPT,
+    idx: Tensor,
+    *,
+    positions: str = "arange",
+    mask: str = "causal",
+    embedding_dropout: str = "module",
+    chain: str = "stream",
+    final: str = "norm then head",
+    output: str = "logits",
+) -> Tensor:
+    length = idx.shape[1]
+    x = _embedded(gpt, idx, positions, embedding_dropout)  # (B, T, C)
     built = {
         "causal": lambda: causal_mask(length),
         "inverted": lambda: ~causal_mask(length),
