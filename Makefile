@@ -291,7 +291,8 @@ figures: setup
 
 # Measure, print and store: attention time and memory (figures/attention_cost.png and
 # attnlib/data/attention_benchmark.json), MiniLM against sentence-transformers, the
-# equivalence report, the two trained models and each notebook's run (benchmarks/results/);
+# equivalence report, the two trained models, notebook 10's ladder of small models and each
+# notebook's run (benchmarks/results/);
 # then write them into docs/measurements.md, and the study times into the README and the
 # guide. About 10 minutes; timings depend on the machine, so none of them is a test.
 BENCH := $(BIN)/python -m
@@ -302,6 +303,7 @@ bench: setup
 	$(BENCH) benchmarks.equivalence
 	$(BENCH) benchmarks.date_translator
 	$(BENCH) benchmarks.gpt
+	$(BENCH) benchmarks.gpt_ladder
 	$(BENCH) benchmarks.notebook_times
 	$(BENCH) benchmarks.measurements
 	$(BENCH) benchmarks.study_time --write

@@ -76,14 +76,32 @@ def _next_token_probs(
     """:func:`next_token_probs` without its checks, for callers that made them."""
     if temperature == 0:
         return F.one_hot(logits.argmax(dim=-1), logits.shape[-1]).to(logits.dtype)
-    scaled = logits / temperature
+    # Shift, then divide: (z - max z) / T. A softmax ignores a shift, so this is softmax(z / T),
+    # but dividing first overflows at a small T (float16 logits [70, 0] at T = 0.001:
+    # 70 / 0.001 = 70,000 is past float16's 65,504, and inf - inf is NaN). Shifted first,
+    # every entry is <= 0 and the row's largest is exactly 0 (m - m = 0, 0 / T = 0): exp never
+    # overflows and the sum is at least e^0 = 1. An entry whose division overflows becomes
+    # -inf, probability 0, and that is exact: its true probability is below e^-(the dtype's
+    # largest number), which every dtype rounds to 0.
+    # float16 and bfloat16 are computed in float32 and rounded once, at the end, to the input's
+    # dtype: in their own 8 to 11 bits the roundings of z - max and of the division cost a
+    # probability of 1e-4 up to 0.4 %, nine times float16's own rounding of it; through float32
+    # the result is float64's to within that one rounding. float32 and float64 stay in their
+    # dtype: their roundings are far below what a draw can tell apart, and some devices (MPS)
+    # have no float64 to widen float32 to.
+    dtype = logits.dtype
+    if dtype in (torch.float16, torch.bfloat16):
+        logits = logits.float()
+    scaled = (logits - logits.amax(dim=-1, keepdim=True)) / temperature  # (..., V), all <= 0
     if top_k is not None:
-        kth = torch.topk(scaled, min(top_k, scaled.shape[-1]), dim=-1).values[..., -1:]  # (..., 1)
-        scaled = scaled.masked_fill(scaled < kth, -torch.inf)
+        # The k largest logits, read before the shift and the division: those keep the order
+        # but may round two close logits into a tie.
+        kth = torch.topk(logits, min(top_k, logits.shape[-1]), dim=-1).values[..., -1:]  # (..., 1)
+        scaled = scaled.masked_fill(logits < kth, -torch.inf)
     probs = torch.softmax(scaled, dim=-1)
-    if top_p is None or top_p >= 1:
-        return probs
-    return _nucleus(probs, top_p)
+    if top_p is not None and top_p < 1:
+        probs = _nucleus(probs, top_p)
+    return probs.to(dtype)
 
 
 def nucleus(probs: torch.Tensor, top_p: float) -> torch.Tensor:

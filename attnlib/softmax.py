@@ -77,11 +77,14 @@ def softmax_unchecked(x: torch.Tensor, dim: int = -1, temperature: float = 1.0) 
 
 def _exp_over_sum(x: torch.Tensor, dim: int, temperature: float, top: torch.Tensor) -> torch.Tensor:
     """The stable softmax given ``top``, the (detached) maximum of ``x`` along ``dim``."""
-    if temperature != 1.0:
-        # max(x / τ) is max(x) / τ for τ > 0, to the last bit: division rounds monotonically.
-        x, top = x / temperature, top / temperature
     # A slice of all -inf has max -inf; -inf - (-inf) is nan either way, as in torch.
-    exps = torch.exp(x - top)
+    shifted = x - top  # every entry <= 0, the maximum's exactly 0
+    if temperature != 1.0:
+        # Divided after the shift, never before: x / τ overflows for a small τ (float16
+        # logits of 70 at τ = 0.001 are 70,000, past float16's largest, 65,504), while a
+        # shifted entry divided by τ can only fall towards -inf, whose exp is a weight of 0.
+        shifted = shifted / temperature
+    exps = torch.exp(shifted)
     return exps / exps.sum(dim=dim, keepdim=True)
 
 

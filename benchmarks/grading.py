@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from attnlib.grading.course import nbgrader_source
 from attnlib.grading.plan import plan_of
 from attnlib.grading.tasks import Task, run_all
 from benchmarks import results
@@ -40,18 +41,25 @@ def _notebooks() -> list[str]:
     return sorted(p.name for p in (REPO / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 
 
-def _task(student: str, notebook: str, submission: Path, **options: Any) -> Task:
+def _task(student: str, notebook: str, submission: bytes, **options: Any) -> Task:
     course = (REPO / "notebooks" / notebook).read_bytes()
-    return Task(student, notebook, course, submission.read_bytes(), **options)
+    return Task(student, notebook, course, submission, **options)
 
 
 def _answer_key(student: str, notebooks: list[str], **options: Any) -> list[Task]:
+    """Every exercise solved, as a student submits it: the instructors' edition without the
+    cells only it has (a submission that kept their asserts on the trained models would
+    need the training, and have it run)."""
     key = REPO / "instructors" / "notebooks"
-    return [_task(student, nb, key / nb, **options) for nb in notebooks]
+    return [
+        _task(student, nb, nbgrader_source((key / nb).read_bytes()), **options) for nb in notebooks
+    ]
 
 
 def _untouched(student: str, notebooks: list[str], **options: Any) -> list[Task]:
-    return [_task(student, nb, REPO / "notebooks" / nb, **options) for nb in notebooks]
+    return [
+        _task(student, nb, (REPO / "notebooks" / nb).read_bytes(), **options) for nb in notebooks
+    ]
 
 
 def _timed(tasks: list[Task], workers: int) -> tuple[float, list[dict[str, Any]]]:

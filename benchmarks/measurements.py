@@ -76,6 +76,32 @@ def trained_models() -> str:
     return _measured_on(dates, gpt) + "\n".join(rows) + "\n"
 
 
+def gpt_ladder() -> str:
+    figures = results.load("gpt_ladder")
+    config = figures["config"]
+    rows = ["| rung | parameters | training loss | validation loss |", "|---|---|---|---|"]
+    rows += [
+        f"| {rung['name']} | {_thousands(rung['parameters'])} | {rung['train_loss']:.2f} "
+        f"| {rung['val_loss']:.2f} |"
+        for rung in figures["rungs"]
+    ]
+    counted = figures["bigram_counted_val_loss"]
+    rows.append(f"| bigram probabilities counted on the training text | | | {counted:.2f} |")
+    own = "; ".join(
+        f"{name} {', '.join(f'{w:.2f}' for w in weights)}"
+        for name, weights in figures.get("own_position_weights", {}).items()
+    )
+    summary = (
+        f"\nEach rung: context {config['context']}, d_model {config['d_model']}, "
+        f"{config['num_layers']} layer, {config['steps']} steps of {config['batch_size']} "
+        f"windows, in float64; the training loss is the mean of the last 50 batches. "
+        + (f"Each head's weight on the current character (no residual): {own}. " if own else "")
+        + f"The whole ladder: **{figures['seconds']:.0f} s** "
+        f"({figures['cpu_seconds']:.0f} s of CPU time).\n"
+    )
+    return _measured_on(figures) + "\n".join(rows) + "\n" + summary
+
+
 def equivalence() -> str:
     figures = results.load("equivalence")
     dtypes = ["float64", "float32", "float16", "bfloat16"]
@@ -180,6 +206,7 @@ BLOCKS: dict[str, Callable[[], str]] = {
     "notebook-times": notebook_times,
     "grading": grading,
     "trained-models": trained_models,
+    "gpt-ladder": gpt_ladder,
     "equivalence": equivalence,
     "attention-cost": attention_cost,
     "minilm": minilm,

@@ -1,7 +1,7 @@
 """A corpus of learner answers, written apart from the checkers' tables, run against them.
 
-`python -m benchmarks.mistake_corpus` (or with notebook numbers: `… 02 10`; `--corpus a`, `b`
-or `c` for one of the three corpora; `-v` to see every entry that is not named) runs every
+`python -m benchmarks.mistake_corpus` (or with notebook numbers: `… 02 10`; `--corpus a`, `b`,
+`c` or `d` for one of the four corpora; `-v` to see every entry that is not named) runs every
 entry of the corpus (`tests/support/mistake_corpus`, whose docstring says how it was written)
 through its exercise's checker and prints, per notebook and for the course:
 
@@ -87,7 +87,7 @@ def run(numbers: list[str], verbose: bool = False, corpus: str | None = None) ->
 
 
 def main(argv: list[str]) -> None:
-    """``[-v] [--corpus a|b|c] [NN …]``: verbose, one corpus only, some notebooks only."""
+    """``[-v] [--corpus a|b|c|d] [NN …]``: verbose, one corpus only, some notebooks only."""
     verbose = "-v" in argv
     corpus = argv[argv.index("--corpus") + 1] if "--corpus" in argv else None
     words = [a for a in argv if a not in ("-v", "--corpus", corpus)]

@@ -1,12 +1,12 @@
 """Whether a checker says the same of an answer across the grading sandbox's wall.
 
 `python -m benchmarks.stand_ins [NN …]` runs each checker twice on every function answer of
-the three mistake corpora (`tests/support/mistake_corpus`): once on the answer itself, as in a
+the four mistake corpora (`tests/support/mistake_corpus`): once on the answer itself, as in a
 notebook, and once on a stand-in (`attnlib.grading.stand_ins`) whose calls go through the
 grader's wire format to `attnlib.grading.answering`, as when grading, in this one process.
 It prints how many reports are identical, word for word and pass for fail. Answers are
 functions and classes (whose modules are built beside the answer and copied to the checker);
-the optional 10 Ex 6, which carries no points and is not graded, is counted apart.
+the optional 10 Ex 8, which carries no points and is not graded, is counted apart.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def main(numbers: list[str]) -> None:
                 differ.append(f"{entry.exercise_id}: {entry.what}")
     print(
         f"identical reports: {same} of {same + len(differ)} answers; "
-        f"{apart} answers to the optional 10 Ex 6 (not graded) left out"
+        f"{apart} answers to the optional 10 Ex 8 (not graded) left out"
     )
     for line in differ:
         print(f"  differs: {line}")

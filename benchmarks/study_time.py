@@ -12,8 +12,9 @@ does, with rates a careful first reading keeps (the first edition's guessed time
 - 2 minutes for each widget (move it until the idea is felt);
 - 5 minutes for each playground (``playgrounds.<name>.show_…``: type a few texts of one's
   own, press the buttons, read what changed);
-- 2 minutes for each "predict, then run" question (think, write a letter, compare), the
-  predict-first gate of a slider (``predict_first.interact(``) included;
+- 2 minutes for each "predict, then run" question (think, write a letter, compare:
+  ``checks.reveal(``), the predict-first gate of a slider (``predict_first.interact(``)
+  included;
 - each exercise at the minutes its heading states (``~15 min``), or 10 without one (the
   first edition's exercises are functions of a few lines).
 
@@ -34,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from attnlib.course.playgrounds import SHOW_CALL as PLAYGROUND
+from attnlib.course.predictions import INSTRUCTORS_ONLY_TAG
 
 WORDS_PER_MINUTE = 120
 MINUTES_PER_CODE_CELL = 1.0
@@ -74,11 +76,13 @@ def _source(cell: dict) -> str:
 def study_time(path: Path) -> StudyTime:
     cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
     markdown = [_source(c) for c in cells if c["cell_type"] == "markdown"]
-    # The Colab install cell does nothing off Colab: not part of the study.
+    # The Colab install cell does nothing off Colab, and the instructors-only cells (the asserts
+    # after a reveal) are not in the learner's edition: neither is part of the study.
     code = [
         c
         for c in cells
-        if c["cell_type"] == "code" and "colab-install" not in c.get("metadata", {}).get("tags", [])
+        if c["cell_type"] == "code"
+        and not {"colab-install", INSTRUCTORS_ONLY_TAG} & set(c.get("metadata", {}).get("tags", []))
     ]
     answers = [c for c in code if c.get("metadata", {}).get("nbgrader", {}).get("solution")]
     labelled = [float(m) for text in markdown for m in re.findall(r"^###.*~(\d+) min", text, re.M)]
@@ -91,7 +95,9 @@ def study_time(path: Path) -> StudyTime:
         widgets=sum("interact(" in _source(c) for c in code),
         playgrounds=sum(len(PLAYGROUND.findall(_source(c))) for c in code),
         predictions=sum(
-            _source(c).count(".compare(my_prediction") + _source(c).count("predict_first.interact(")
+            _source(c).count(".compare(my_prediction")
+            + _source(c).count("checks.reveal(")
+            + _source(c).count("predict_first.interact(")
             for c in code
         ),
         exercise_minutes=sum(labelled) + unlabelled * MINUTES_PER_UNLABELLED_EXERCISE,

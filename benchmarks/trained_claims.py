@@ -255,6 +255,8 @@ def notebook_10_cells(seed: int) -> list[str]:
     sources = ["".join(c["source"]) for c in notebook["cells"] if c["cell_type"] == "code"]
     last = next(i for i, s in enumerate(sources) if s.startswith("again = model.generate"))
     chosen = [s for s in sources[: last + 1] if "plt.show()" not in s or "import" in s]
+    chosen = [s for s in chosen if "gpt_ladder." not in s and "in ladder" not in s]  # its own
+
     chosen += [
         s for s in sources if s.startswith(("def show_char", 'phrase = "the keys', "T = len("))
     ]

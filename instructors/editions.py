@@ -10,6 +10,9 @@ nothing else:
   unfinished exercise's check says "not done yet";
 - every output and execution count is cleared, so no answer to a prediction and no result
   of an exercise can be read before the learner runs it;
+- cells tagged ``instructors-only`` are left out: after each predict-first reveal, the
+  instructors' edition asserts that the run shows the course's answer, and a learner must
+  not read that answer ahead;
 - markdown and every other line of code stay as they are.
 
 It also writes ``attnlib/data/solutions.json``, the worked solutions that
@@ -37,6 +40,9 @@ import tomllib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+# The tag of a cell only the instructors' edition has (the asserts after each reveal).
+from attnlib.course.predictions import INSTRUCTORS_ONLY_TAG
 
 REPO = Path(__file__).resolve().parents[1]
 SOURCE = REPO / "instructors" / "notebooks"
@@ -193,6 +199,15 @@ def without_markers(source: str) -> str:
 def learner_edition(notebook: Notebook) -> Notebook:
     """The learner's edition of one instructors' notebook (a new object; the input is kept)."""
     learner = copy.deepcopy(notebook)
+    instructors_only = [
+        cell
+        for cell in learner["cells"]
+        if INSTRUCTORS_ONLY_TAG in cell.get("metadata", {}).get("tags", [])
+    ]
+    if any(is_answer_cell(cell) or "nbgrader" in cell["metadata"] for cell in instructors_only):
+        raise ValueError("an instructors-only cell cannot be one of nbgrader's cells")
+    left_out = {id(cell) for cell in instructors_only}
+    learner["cells"] = [cell for cell in learner["cells"] if id(cell) not in left_out]
     for cell in learner["cells"]:
         if cell["cell_type"] != "code":
             continue

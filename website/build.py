@@ -4,7 +4,9 @@ Jupyter Book renders the pages (MyST Markdown and MyST-NB, on Sphinx). The book'
 are assembled in ``website/_build/book/`` from the repository, and nothing is executed:
 
 - each notebook of the instructors' edition, whose outputs are stored, with every solution
-  taken out: an answer cell shows the stub a learner starts from, and no output;
+  taken out: an answer cell shows the stub a learner starts from, and no output; the cells
+  only instructors have are left out, and a predict-first reveal shows what was measured but
+  not its verdict;
 - each widget (a slider or a playground) as the picture the browser test took of it
   (``figures/widgets/``, ``make screenshots``), with a note on how to run it live;
 - the Colab install cell left out (it does nothing off Colab);
@@ -42,6 +44,8 @@ WIDGET_PICTURES = REPO / "figures" / "widgets"
 
 sys.path.insert(0, str(REPO / "instructors"))
 import editions  # noqa: E402  (the learner's stub, the course's repository)
+
+from attnlib.course.predictions import REVEAL_CALL  # noqa: E402
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 LIVE_NOTE = (
@@ -88,8 +92,13 @@ def page_notebook(notebook: Notebook, number: str) -> Notebook:
     page = copy.deepcopy(notebook)
     cells = []
     for cell in page["cells"]:
-        if editions.COLAB_TAG in cell.get("metadata", {}).get("tags", []):
+        tags = cell.get("metadata", {}).get("tags", [])
+        if editions.COLAB_TAG in tags or editions.INSTRUCTORS_ONLY_TAG in tags:
             continue
+        if cell["cell_type"] == "code" and REVEAL_CALL.search(editions.cell_source(cell)):
+            # The measurements stay on the page; the verdict and its explanations are the
+            # reveal's result, which a reader meets only by running the notebook.
+            cell["outputs"] = [o for o in cell["outputs"] if o["output_type"] != "execute_result"]
         if editions.is_answer_cell(cell):
             stub = editions.stub_solutions(editions.cell_source(cell))
             cell["source"] = editions._as_lines(stub)

@@ -46,6 +46,7 @@ from attnlib.checks.nb10_gpt import *  # noqa: F403
 from attnlib.checks.nb11_pretrained import *  # noqa: F403
 from attnlib.checks.nb12_efficient import *  # noqa: F403
 from attnlib.course.predictions import Prediction, PredictionResult
+from attnlib.course.questions import confirm, reveal
 
 # Each notebook's module lists in its __all__ the checkers (and fallbacks) its notebook calls.
 _NOTEBOOKS = (
@@ -68,7 +69,9 @@ __all__ = [
     "CheckResult",
     "Prediction",
     "PredictionResult",
+    "confirm",
     "hint",
+    "reveal",
     "solution",
     "yours_or_attnlib",
     *(name for notebook in _NOTEBOOKS for name in notebook.__all__),

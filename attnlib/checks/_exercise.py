@@ -12,6 +12,7 @@ every checker the same voice: the failing case, what is wrong, the mistake when 
 from __future__ import annotations
 
 import difflib
+import types
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
@@ -50,18 +51,24 @@ class Mistake:
 
     ``name`` says what was done ("subtracted the largest score of the whole batch, not of each
     row") and ``why`` why that gives a wrong answer, in words: the report shows both and never
-    the corrected code. ``fn`` takes what the learner's function takes.
+    the corrected code. ``fn`` takes what the learner's function takes. ``written``, when set,
+    is a pattern of the learner's source that this mistake needs: of two mistakes that behave
+    alike (``.T`` on a batch and a sum along dim 0 give the same numbers), the report names
+    the one the learner wrote.
     """
 
     name: str
     why: str
     fn: Callable[..., object]
+    written: str = ""
 
 
 _EXERCISES: dict[str, Exercise] = {}
-# The answer each exercise's last check accepted: a later cell uses it only while it is the
-# very object that passed (checks.yours_or_attnlib).
-_ACCEPTED: dict[str, object] = {}
+# The answers each exercise's checks accepted, one entry per answer (keyed by the object's id;
+# the entry holds the object, so the id is not reused while it is remembered) with what it was
+# when it passed: a later cell uses an answer only while it is that very object, unchanged
+# (checks.yours_or_attnlib). Checking another answer of the same exercise leaves it alone.
+_ACCEPTED: dict[str, dict[object, tuple[object, tuple[object, ...]]]] = {}
 
 
 def register(exercise: Exercise) -> Exercise:
@@ -116,17 +123,90 @@ def known_mistakes(exercise_id: str) -> tuple[Mistake, ...]:
     return _MISTAKES.get(exercise_id, ())
 
 
-def accepted(exercise_id: str) -> object | None:
-    """The answer the last check of this exercise accepted, or None."""
-    return _ACCEPTED.get(exercise_id)
+def _fingerprint(answer: object) -> tuple[object, ...]:
+    """What editing ``answer`` in place would change, compared by identity.
+
+    A function's code object, defaults and closure cells' contents (redefining the function
+    with ``def`` makes a new object, which is not remembered at all); a bound method's
+    function; a class's own attributes, methods included, and those of its bases written
+    next to it (in the same module). Any other callable is known by its identity alone.
+    """
+    if isinstance(answer, types.MethodType):
+        return (answer.__self__, *_fingerprint(answer.__func__))
+    if isinstance(answer, types.FunctionType):
+        cells = []
+        for cell in answer.__closure__ or ():
+            try:
+                cells.append(cell.cell_contents)
+            except ValueError:  # a cell not filled yet
+                cells.append(None)
+        return (answer.__code__, answer.__defaults__, answer.__kwdefaults__, *cells)
+    if isinstance(answer, type):
+        own = [k for k in answer.__mro__ if k.__module__ == answer.__module__]
+        return tuple(
+            part
+            for klass in own
+            for name, value in vars(klass).items()
+            for part in (klass, name, value, *_fingerprint_of_member(value))
+        )
+    return ()
 
 
-# -- reports: each also records whether the learner's answer was accepted ----------------------
+def _fingerprint_of_member(value: object) -> tuple[object, ...]:
+    # A method may be edited in place too (its __code__ replaced); properties and static or
+    # class methods hold their functions one level down.
+    if isinstance(value, (staticmethod, classmethod)):
+        value = value.__func__
+    if isinstance(value, property):
+        return tuple(
+            part for f in (value.fget, value.fset, value.fdel) for part in (f, *_fingerprint(f))
+        )
+    return _fingerprint(value) if isinstance(value, types.FunctionType) else ()
+
+
+def _same(was: tuple[object, ...], now: tuple[object, ...]) -> bool:
+    return len(was) == len(now) and all(a is b for a, b in zip(was, now, strict=True))
+
+
+def _key(answer: object) -> object:
+    # A bound method is a new object at each access (``model.forward``): it is known by its
+    # instance and its function instead.
+    if isinstance(answer, types.MethodType):
+        return (id(answer.__self__), id(answer.__func__))
+    return id(answer)
+
+
+def _recall(exercise_id: str, answer: object) -> tuple[object, tuple[object, ...]] | None:
+    entry = _ACCEPTED.get(exercise_id, {}).get(_key(answer))
+    # The entry holds the object, so its id cannot have been reused by another one.
+    same = entry is not None and (
+        entry[0] == answer if isinstance(answer, types.MethodType) else entry[0] is answer
+    )
+    return entry if same else None
+
+
+def accepted(exercise_id: str, answer: object) -> bool:
+    """Whether a check of this exercise accepted ``answer``, this very object, and it is
+    unchanged since (its code, defaults, or a class's methods). Checking another answer of the
+    same exercise, right or wrong, changes nothing here; checking this one again does."""
+    entry = _recall(exercise_id, answer)
+    return entry is not None and _same(entry[1], _fingerprint(answer))
+
+
+def _remember(exercise: Exercise, answer: object, ok: bool) -> None:
+    remembered = _ACCEPTED.setdefault(exercise.id, {})
+    if ok:
+        remembered[_key(answer)] = (answer, _fingerprint(answer))
+    elif _recall(exercise.id, answer) is not None:
+        del remembered[_key(answer)]
+
+
+# -- reports: each also records whether the learner's answer was accepted (per answer) ---------
 
 
 def passed(exercise: Exercise, answer: object, what: str) -> CheckResult:
     """``what`` says what was tried: "all 6 cases", "the 4 prompts"."""
-    _ACCEPTED[exercise.id] = answer
+    _remember(exercise, answer, ok=True)
     return CheckResult(exercise.name, True, f"✓ {exercise.name} is correct on {what}.")
 
 
@@ -134,9 +214,14 @@ def failed(
     exercise: Exercise, answer: object, where: str, problem: str, mistake: Mistake | None
 ) -> CheckResult:
     """A failed check. ``where`` names the failing case ("case 'a batch of 3 rows'"), ``problem``
-    what is wrong there. With a known ``mistake`` the report names it and says why it fails;
-    otherwise it gives the exercise's first hint, about the idea."""
-    _ACCEPTED.pop(exercise.id, None)
+    what is wrong there. With a known ``mistake`` the report names it and says why it fails
+    (a crash whose message alone shows its slip names that slip); otherwise it gives the
+    exercise's first hint, about the idea."""
+    _remember(exercise, answer, ok=False)
+    if mistake is None:  # a crash whose message alone shows the slip (a float mask, say)
+        from attnlib.checks._crash import slip_in_report  # here: _crash imports Mistake
+
+        mistake = slip_in_report(problem)
     lines = [f"✗ {exercise.name}, {where}: {problem}"]
     if mistake is not None:
         lines.append(f"  The mistake: {mistake.name}.")
@@ -155,7 +240,7 @@ def failed(
 
 def refused(exercise: Exercise, answer: object, called: list[str]) -> CheckResult:
     """An answer that calls the implementation it is asked to write."""
-    _ACCEPTED.pop(exercise.id, None)
+    _remember(exercise, answer, ok=False)
     names = ", ".join(dict.fromkeys(called))
     message = (
         f"✗ {exercise.name} calls {names}, which already does what this exercise asks you to "
@@ -167,7 +252,7 @@ def refused(exercise: Exercise, answer: object, called: list[str]) -> CheckResul
 
 def not_done(exercise: Exercise, answer: object, task: str) -> CheckResult:
     """The report for an answer that still raises ``NotImplementedError``: its task, no trace."""
-    _ACCEPTED.pop(exercise.id, None)
+    _remember(exercise, answer, ok=False)
     if task and task[-1] not in ".!?":
         task += "."
     detail = f" Your task: {task}" if task else ""

@@ -103,15 +103,19 @@ def solution(exercise_id: str) -> Help:
 
 
 def yours_or_attnlib(exercise_id: str, yours: T, attnlibs: T) -> T:
-    """``yours`` when the last check of the exercise accepted this very object, else ``attnlibs``.
+    """``yours`` when a check of the exercise accepted this very object and it is unchanged
+    since, else ``attnlibs``.
 
+    The memory is per answer: checking another function under the same exercise, right or
+    wrong, does not change what this one earned; redefining it (a new object) or editing it
+    in place (its code, its defaults, a class's methods) does, until it is checked again.
     Prints one line saying which, so that a later cell runs whether or not the exercise is
     done, and the learner knows whose code it ran.
     """
     exercise = find(exercise_id)
     mine = getattr(yours, "__name__", type(yours).__name__)
     theirs = getattr(attnlibs, "__qualname__", type(attnlibs).__name__)
-    if accepted(exercise_id) is yours:
+    if accepted(exercise_id, yours):
         print(f"Using your {mine}: its check passed.")
         return yours
     print(

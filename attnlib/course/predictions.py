@@ -1,16 +1,31 @@
 """Predict, then run: a multiple-choice question asked before an experiment.
 
-A notebook asks the question in prose, the learner writes an answer into a cell
-(``my_prediction = "b"``), runs the experiment, and the run cell compares the
-two: ``question.compare(my_prediction, observed)``. ``observed`` is computed from
-the experiment's own numbers in the notebook, never typed in, so the comparison
-stays true only while the experiment does. Notebooks 00 to 12 ask such questions.
+A notebook asks the question in prose, the learner writes a letter into a cell
+(``my_prediction = "b"``) and runs the experiment, whose cell measures and then asks
+attnlib to reveal: ``checks.reveal("02.scores-times-ten", my_prediction, top_after=...)``.
+Nothing on the learner's page says which letter is right, or why: the question's
+choices, explanations and answer live here, in a :class:`Question`
+(:mod:`attnlib.course.questions` holds the course's, keyed by id), and the letter the run
+shows is picked by the question's ``observe`` from the numbers the cell measured, never
+typed in, so the verdict stays true only while the experiment does.
+
+Notebooks 00 to 12 ask their predict-first questions through this module.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import inspect
+import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
+
+# The tag of the cells only the instructors' edition has (after each reveal, the asserts that
+# the run shows the course's answer): left out of the learner's edition
+# (instructors/editions.py) and of nbgrader's source (attnlib.grading.course).
+INSTRUCTORS_ONLY_TAG = "instructors-only"
+# How a notebook cell reveals a question: ``checks.reveal("<id>", ...)``; group 1 is the id.
+REVEAL_CALL = re.compile(r"checks\.reveal\(\s*[\"']([^\"']+)[\"']")
 
 
 @dataclass(frozen=True)
@@ -88,3 +103,59 @@ class Prediction:
             )
         message = head + (f"\n  Why: {lesson}" if lesson else "")
         return PredictionResult(prediction, observed, message)
+
+
+@dataclass(frozen=True)
+class Question:
+    """A predict-first question of the course: what it asks, what the run shows, and why.
+
+    ``id`` is ``"<notebook>.<name>"`` (``"00.broadcast-shape"``), named after what is asked,
+    never after the answer (the id stands on the learner's page). ``observe`` takes the
+    experiment's measurements as keywords and returns the letter they show; ``answer`` is the
+    letter the course's own experiment shows, which the instructors' edition asserts
+    (:meth:`confirm`) and the notebook's prose after the reveal builds on. ``giveaways`` are
+    phrases that state the answer and so must not stand on the page before the reveal
+    (``instructors/read_ahead.py`` looks for them, and for the right choice's own words).
+    """
+
+    id: str
+    prediction: Prediction
+    answer: str
+    observe: Callable[..., str]
+    giveaways: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.answer not in self.prediction.choices:
+            raise ValueError(
+                f"question {self.id}: answer {self.answer!r} is not one of "
+                f"{self.prediction._letters}"
+            )
+
+    def observed(self, measured: Mapping[str, Any]) -> str:
+        """The letter the measurements show (a TypeError names the measurements it takes)."""
+        try:
+            return self.observe(**measured)
+        except TypeError as error:
+            if "argument" not in str(error):
+                raise
+            raise TypeError(
+                f"question {self.id} is revealed from the measurements "
+                f"{_parameters(self.observe)}, got {sorted(measured)}"
+            ) from error
+
+    def reveal(self, prediction: str | None, **measured: Any) -> PredictionResult:
+        """How ``prediction`` compares with what the measurements show, and why."""
+        return self.prediction.compare(prediction, self.observed(measured))
+
+    def confirm(self, **measured: Any) -> None:
+        """Raise AssertionError unless the measurements show the course's ``answer``."""
+        letter = self.observed(measured)
+        if letter != self.answer:
+            raise AssertionError(
+                f"question {self.id}: the run shows ({letter}) {self.prediction.choices[letter]}, "
+                f"but the course says ({self.answer}) {self.prediction.choices[self.answer]}"
+            )
+
+
+def _parameters(function: Callable[..., Any]) -> list[str]:
+    return list(inspect.signature(function).parameters)

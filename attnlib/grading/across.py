@@ -22,6 +22,7 @@ import cloudpickle
 import torch
 
 from attnlib.checks._calls import watching
+from attnlib.checks._crash import Crash, attach
 from attnlib.grading.mirror import apply, grads_of, parts
 from attnlib.grading.raised import WireError, decode_error
 from attnlib.grading.wire import decode
@@ -103,8 +104,8 @@ def _outcome(
     if "not_implemented" in reply:
         unfinished = NotImplementedError(str(reply["not_implemented"]))
         return _raised_in(reply.get("raised_in"), unfinished), None
-    if "error" in reply:
-        return decode_error(reply["error"]), None
+    if "error" in reply:  # with where the answer's code raised it, when the sandbox saw that
+        return attach(decode_error(reply["error"]), Crash.from_wire(reply.get("crash"))), None
     if special is not None:
         return None, special
     if "value" not in reply:

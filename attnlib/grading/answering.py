@@ -27,6 +27,7 @@ import torch
 from torch import nn
 
 from attnlib.checks._calls import CallWatch, Forbidden
+from attnlib.checks._crash import crash_of
 from attnlib.grading import built_modules
 from attnlib.grading.mirror import changes, parts, set_grads, snapshot
 from attnlib.grading.raised import encode_error
@@ -44,6 +45,7 @@ def describe(answer: object) -> dict[str, Any]:
         "name": str(getattr(answer, "__name__", type(answer).__name__)),
         "doc": inspect.getdoc(answer) or "",
         "parameters": parameters,
+        "source": _source(answer),
     }
     if isinstance(answer, type):
         is_module = issubclass(answer, nn.Module)
@@ -55,6 +57,19 @@ def describe(answer: object) -> dict[str, Any]:
         }
     return described
 
+
+def _source(answer: object) -> str:
+    """The answer's source, for a checker that names a mistake by what the learner wrote (a
+    ``.T``); '' when it cannot be read."""
+    if not (inspect.isfunction(answer) or inspect.isclass(answer)):
+        return ""
+    try:
+        return inspect.getsource(answer)[:_SOURCE_CHARACTERS]
+    except (OSError, TypeError):
+        return ""
+
+
+_SOURCE_CHARACTERS = 20_000
 
 # The modules the answer (a class) built for the grader, by handle: the grader's copies of
 # them call them here.
@@ -134,6 +149,9 @@ def answer_request(
             reply["raised_in"] = frames[-1].name if frames else ""
         except BaseException as error:  # the learner's bug (or exit), reported as theirs
             reply["error"] = encode_error(error)
+            crash = crash_of(error) if isinstance(error, Exception) else None
+            if crash is not None:  # where the answer's code raised it, for the report
+                reply["crash"] = crash.to_wire()
         else:
             if request.get("build") and isinstance(value, nn.Module):
                 made, description = built_modules.describe(value)

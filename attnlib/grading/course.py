@@ -29,6 +29,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from attnlib.course.predictions import INSTRUCTORS_ONLY_TAG
+
 ASSIGNMENT = "notebooks"
 CHECKOUT = Path(__file__).resolve().parents[2]
 
@@ -84,7 +86,7 @@ def make_course_dir(course: Path, answer_key: Path) -> None:
     source = course / "source" / ASSIGNMENT
     source.mkdir(parents=True, exist_ok=True)
     for notebook in notebooks:
-        (source / notebook.name).write_bytes(_stubs_marked(notebook.read_bytes()))
+        (source / notebook.name).write_bytes(nbgrader_source(notebook.read_bytes()))
     (course / "nbgrader_config.py").write_text(CONFIG, encoding="utf-8")
     (course / "submitted").mkdir(exist_ok=True)
     try:
@@ -100,6 +102,22 @@ _STUB = re.compile(
     r"^([ \t]*)# Your code here: replace the line below\.\n[ \t]*raise NotImplementedError\(\)$",
     re.MULTILINE,
 )
+
+
+def nbgrader_source(content: bytes) -> bytes:
+    """The notebook ``content`` as nbgrader's source: the cells only the instructors' edition
+    has (the asserts of the predict-first answers) left out, as the learner's edition leaves
+    them, and each stub of the learner's edition marked (:func:`_stubs_marked`)."""
+    notebook = json.loads(content)
+    kept = [
+        cell
+        for cell in notebook["cells"]
+        if INSTRUCTORS_ONLY_TAG not in cell.get("metadata", {}).get("tags", [])
+    ]
+    if len(kept) != len(notebook["cells"]):
+        notebook["cells"] = kept
+        content = json.dumps(notebook, indent=1, ensure_ascii=False).encode()
+    return _stubs_marked(content)
 
 
 def _stubs_marked(content: bytes) -> bytes:

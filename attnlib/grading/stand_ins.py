@@ -35,6 +35,8 @@ class StandInFunction:
         signature = signature_of(description["parameters"])
         if signature is not None:
             self.__signature__ = signature
+        source = description.get("source")  # what a checker reads of what the learner wrote
+        self.__attnlib_source__ = source if isinstance(source, str) else ""
 
     def __repr__(self) -> str:
         return f"<function {self.__name__}>"

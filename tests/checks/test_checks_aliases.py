@@ -37,6 +37,7 @@ from attnlib.gpt import GPTBlock
 from attnlib.multi_head import _merge_heads, _split_heads
 from attnlib.positional import _angles
 from attnlib.sampling import _next_token_probs, _nucleus
+from attnlib.training import fit
 
 Tensor = torch.Tensor
 CHECKERS: dict[str, Callable[..., Any]] = {
@@ -56,8 +57,9 @@ WITH_A_LIST = {
     "ex1_cached_causal_mask", "ex2_padding_mask", "ex3_masked_attention",
     "ex2_layer_norm", "ex3_residual_block", "ex4_my_encoder_layer", "ex5_my_decoder_layer",
     "ex1_smoothed_loss", "ex2_warmup_linear_decay", "ex3_beam_search_gnmt",
-    "ex1_my_gpt_block", "ex2_my_temperature_probs", "ex3_my_top_k_logits",
-    "ex4_my_top_p_probs", "ex5_my_sample", "ex6_my_generate_cached",
+    "ex1_my_gpt_block", "ex2_my_gpt_forward", "ex3_my_train_step",
+    "ex4_my_temperature_probs", "ex5_my_top_k_logits",
+    "ex6_my_top_p_probs", "ex7_my_sample", "ex8_my_generate_cached",
     "ex1_my_max_pool", "ex2_my_previous_token_share", "ex3_my_semantic_search",
     "ex4_my_layer_norm", "ex5_my_multi_head_attention", "ex6_my_feed_forward",
     "ex7_my_encoder_layer",
@@ -120,6 +122,19 @@ class _SubclassOfAttnlibsDecoderLayer(attnlib.DecoderLayer):
 
 class _SubclassOfGPTBlock(GPTBlock):
     pass
+
+
+def _forward_by_the_loss(gpt, idx):  # type: ignore[no-untyped-def]
+    gpt.loss(torch.cat([idx, idx[:, :1]], dim=1))  # runs the model's own pass
+    return torch.zeros(*idx.shape, gpt.config.vocab_size, dtype=torch.float64)
+
+
+def _one_step_by_fit(model, optimizer, scheduler, windows, max_norm):  # type: ignore[no-untyped-def]
+    def loss(generator: torch.Generator) -> Tensor:
+        logits = model(windows[:, :-1])
+        return F.cross_entropy(logits.flatten(0, 1), windows[:, 1:].flatten())
+
+    return fit(model, loss, 1, optimizer, scheduler, clip_norm=max_norm).losses[0]
 
 
 def _sample_by_attnlib(logits, temperature, top_k, top_p, generator):  # type: ignore[no-untyped-def]
@@ -292,21 +307,27 @@ ALIASES: list[tuple[str, str, Any, str]] = [
     # -- 10 ---------------------------------------------------------------------------------
     ("ex1_my_gpt_block", "a subclass of GPTBlock",
      _SubclassOfGPTBlock, "attnlib's GPT block (GPTBlock)"),
-    ("ex2_my_temperature_probs", "torch.special.softmax",
+    ("ex2_my_gpt_forward", "the model's inner pass, GPT._run",
+     lambda gpt, idx: gpt._run(idx)[0], "the model's own forward pass (gpt(idx))"),
+    ("ex2_my_gpt_forward", "the model's loss, its logits unused",
+     _forward_by_the_loss, "the model's own forward pass (gpt.loss)"),
+    ("ex3_my_train_step", "attnlib.training.fit, for one step",
+     _one_step_by_fit, "attnlib.training.fit"),
+    ("ex4_my_temperature_probs", "torch.special.softmax",
      lambda logits, t: torch.special.softmax(logits / t, -1), "torch.special.softmax"),
-    ("ex2_my_temperature_probs", "attnlib.sampling._next_token_probs",
+    ("ex4_my_temperature_probs", "attnlib.sampling._next_token_probs",
      lambda logits, t: _next_token_probs(logits, t), "attnlib.next_token_probs"),
-    ("ex3_my_top_k_logits", "transformers' TopKLogitsWarper",
+    ("ex5_my_top_k_logits", "transformers' TopKLogitsWarper",
      lambda logits, k: logits_process.TopKLogitsWarper(k)(None, logits),
      "transformers' TopKLogitsWarper"),
-    ("ex4_my_top_p_probs", "attnlib.sampling._nucleus",
+    ("ex6_my_top_p_probs", "attnlib.sampling._nucleus",
      lambda probs, top_p: _nucleus(probs, top_p), "attnlib.sampling.nucleus"),
-    ("ex4_my_top_p_probs", "transformers' TopPLogitsWarper",
+    ("ex6_my_top_p_probs", "transformers' TopPLogitsWarper",
      lambda probs, top_p: logits_process.TopPLogitsWarper(top_p)(None, probs.log()).softmax(-1),
      "transformers' TopPLogitsWarper"),
-    ("ex5_my_sample", "attnlib.sampling._next_token_probs",
+    ("ex7_my_sample", "attnlib.sampling._next_token_probs",
      _sample_by_attnlib, "attnlib.next_token_probs"),
-    ("ex6_my_generate_cached", "gpt.generate",
+    ("ex8_my_generate_cached", "gpt.generate",
      lambda gpt, idx, n: gpt.generate(idx, n, temperature=0.0), "gpt.generate"),
     # -- 11 ---------------------------------------------------------------------------------
     ("ex1_my_max_pool", "torch.masked.amax",
@@ -418,11 +439,11 @@ ALLOWED: list[tuple[str, str, Any]] = [
      lambda x, gamma, beta, eps=1e-5: gamma * (x - (vm := torch.var_mean(
          x, _layer_norm_dims(gamma), correction=0, keepdim=True))[1]) / (vm[0] + eps).sqrt()
      + beta),
-    ("ex2_my_temperature_probs", "the shift by hand",
-     lambda logits, t: (e := ((z := logits / t) - z.amax(-1, keepdim=True)).exp())
+    ("ex4_my_temperature_probs", "the shift by hand",
+     lambda logits, t: (e := ((logits - logits.amax(-1, keepdim=True)) / t).exp())
      / e.sum(-1, keepdim=True) if t > 0 else (top := (logits == logits.amax(-1, keepdim=True))
      .to(logits.dtype)) / top.sum(-1, keepdim=True)),
-    ("ex5_my_sample", "torch.softmax and torch.multinomial", _sample_by_softmax),
+    ("ex7_my_sample", "torch.softmax and torch.multinomial", _sample_by_softmax),
     ("ex4_my_layer_norm", "the learner's module", modules(None).MyLayerNorm),
 ]  # fmt: skip
 

@@ -264,8 +264,78 @@ def test_a_later_cell_uses_the_learners_answer_only_while_its_check_passes(
     assert checks.yours_or_attnlib("test_double", double_again, reference) is reference
     said = capsys.readouterr().out
     assert said.count("\n") == 1 and "Using attnlib's" in said and "has not passed" in said
-    assert not _check(lambda x: x / 2).passed  # a failed check forgets the accepted answer
+    assert checks.yours_or_attnlib("test_double", double, reference) is double  # still passed
+
+
+def test_a_passed_answer_stays_passed_whatever_else_is_checked_for_its_exercise(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Notebook 07's learner: one function passed, a second one for the same exercise failed,
+    # and a later cell must still use the first (it is unchanged).
+    def double(x: torch.Tensor) -> torch.Tensor:
+        return 2 * x
+
+    def also_double(x: torch.Tensor) -> torch.Tensor:
+        return x + x
+
+    def reference(x: torch.Tensor) -> torch.Tensor:
+        return x * 2
+
+    assert _check(double).passed and _check(also_double).passed
+    assert not _check(lambda x: x / 2).passed  # a second answer, failing
+    assert not _check(lambda x: x.no_such_method()).passed  # one that crashes
+    assert "NotImplementedError" not in str(_check(double))  # checked again: passes again
+    assert checks.yours_or_attnlib("test_double", double, reference) is double
+    assert checks.yours_or_attnlib("test_double", also_double, reference) is also_double
+    capsys.readouterr()
+
+    def not_yet(x: torch.Tensor) -> torch.Tensor:
+        raise NotImplementedError
+
+    assert not _check(not_yet).passed  # "not done yet" for another answer
+    assert checks.yours_or_attnlib("test_double", double, reference) is double
+    assert capsys.readouterr().out.endswith("Using your double: its check passed.\n")
+
+
+def test_an_answer_edited_in_place_falls_back_until_it_is_checked_again(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    def double(x: torch.Tensor, factor: float = 2.0) -> torch.Tensor:
+        return factor * x
+
+    def reference(x: torch.Tensor) -> torch.Tensor:
+        return x + x
+
+    assert _check(double).passed
+    double.__code__ = (lambda x, factor=2.0: factor * x + 1).__code__  # its code, edited
     assert checks.yours_or_attnlib("test_double", double, reference) is reference
+    assert "changed since" in capsys.readouterr().out
+    assert not _check(double).passed  # the same object, checked again, now fails
+    double.__code__ = (lambda x, factor=2.0: factor * x).__code__
+    assert checks.yours_or_attnlib("test_double", double, reference) is reference  # forgotten
+    assert _check(double).passed
+    double.__defaults__ = (3.0,)  # its default, edited
+    assert checks.yours_or_attnlib("test_double", double, reference) is reference
+
+
+def test_a_class_is_remembered_with_its_methods(capsys: pytest.CaptureFixture[str]) -> None:
+    # Notebooks 08, 10 and 11 check classes: the class is the answer a later cell builds from.
+    class Doubler:
+        def __call__(self, x: torch.Tensor) -> torch.Tensor:
+            return 2 * x
+
+    class Reference(Doubler):
+        pass
+
+    _exercise._remember(DOUBLE, Doubler, ok=True)  # what a class's check records when it passes
+    assert checks.yours_or_attnlib("test_double", Doubler, Reference) is Doubler
+    double = Doubler()
+    assert _check(double.__call__).passed  # a bound method: a new object at every access
+    assert checks.yours_or_attnlib("test_double", double.__call__, Reference) == double.__call__
+    Doubler.__call__ = lambda self, x: 3 * x  # a method replaced on the class
+    assert checks.yours_or_attnlib("test_double", Doubler, Reference) is Reference
+    assert checks.yours_or_attnlib("test_double", double.__call__, Reference) is Reference
+    capsys.readouterr()
 
 
 def _answer_cells() -> list[tuple[str, dict]]:

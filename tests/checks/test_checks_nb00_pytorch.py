@@ -2,8 +2,8 @@
 
 Each mistake is written here again, as a learner would write it (not copied from the table),
 and must be caught and named; right answers written differently from the worked solution
-(einsum, loops, permute, reshape of a contiguous copy, torch.where, float32) must pass; answers
-that call torch's or attnlib's version of what the exercise asks for must be refused.
+(einsum, loops, permute, reshape of a contiguous copy, torch.where, float32 cast back) must
+pass; answers that call torch's or attnlib's version of what the exercise asks for must be refused.
 """
 
 from __future__ import annotations
@@ -68,8 +68,17 @@ COLUMNS_RIGHT: dict[str, Callable[[Tensor], Tensor]] = {
     "unsqueeze": lambda x: x / x.sum(dim=-2).unsqueeze(-2),
     "a loop over the columns": columns_loop,
     "einsum": lambda x: torch.einsum("...tn,...n->...tn", x, 1 / x.sum(-2)),
-    "float32": lambda x: (y := x.float()) / y.sum(-2, keepdim=True),
+    "in float32, back in x's dtype": lambda x: ((y := x.float()) / y.sum(-2, keepdim=True)).to(
+        x.dtype
+    ),
 }
+
+
+def columns_through_dot_t(x: Tensor) -> Tensor:
+    with warnings.catch_warnings():  # .T of a batch is deprecated
+        warnings.simplefilter("ignore", UserWarning)
+        rows = x.T  # section 3 did rows
+        return (rows / rows.sum(-1, keepdim=True)).T
 
 
 def columns_in_numpy(x: Tensor) -> Tensor:
@@ -78,6 +87,11 @@ def columns_in_numpy(x: Tensor) -> Tensor:
 
 
 COLUMNS_WRONG: dict[str, tuple[Callable[[Tensor], Tensor], str]] = {
+    # The task says the result keeps x's dtype (issue 40).
+    "float32 whatever x is": (
+        lambda x: (y := x.float()) / y.sum(-2, keepdim=True),
+        "returns float32 for float64 input",
+    ),
     "rows": (lambda x: x / x.sum(axis=-1, keepdims=True), "normalised each row"),
     "dim 0": (lambda x: x / torch.sum(x, 0, keepdim=True), "summed along dim 0"),
     "dim 1": (lambda x: x / x.sum(1, True), "summed along dim 1"),
@@ -116,6 +130,15 @@ COLUMNS_WRONG: dict[str, tuple[Callable[[Tensor], Tensor], str]] = {
     "floor division": (lambda x: torch.floor_divide(x, x.sum(-2, True)), "divided with //"),
     "in place": (columns_in_place, "divided x in place"),
     "numpy": (columns_in_numpy, "worked in numpy"),
+    "rows of x.T, and .T back": (columns_through_dot_t, "used .T on a batch"),
+    "transpose(0, 1), rows, and back": (
+        lambda x: ((t := x.transpose(0, 1)) / t.sum(-1, keepdim=True)).transpose(0, 1),
+        "swapped dimensions 0 and 1",
+    ),
+    "an epsilon in the totals": (
+        lambda x: x / (x.sum(-2, keepdim=True) + 1e-3),
+        "an epsilon",
+    ),
 }
 
 
@@ -381,10 +404,27 @@ LOSS_RIGHT = {
     "multiply by the mask": lambda z, y, m: (
         -(z.log_softmax(-1).gather(-1, y[..., None])[..., 0] * m).sum() / m.float().sum()
     ),
-    "float64": lambda z, y, m: loss_flattened(z.double(), y, m),
+    "in float64, back in the logits' dtype": lambda z, y, m: loss_flattened(z.double(), y, m).to(
+        z.dtype
+    ),
 }
 
 LOSS_WRONG = {
+    # The task asks for the loss in the logits' dtype (issue 40).
+    "float64 whatever the logits": (
+        lambda z, y, m: loss_flattened(z.double(), y, m),
+        "returns float64 for float32 input",
+    ),
+    "the count + 1": (
+        lambda z, y, m: (
+            -(z.log_softmax(-1).gather(-1, y[..., None])[..., 0] * m).sum() / (m.sum() + 1)
+        ),
+        "added a number to the count",
+    ),
+    "the targets as an index": (
+        lambda z, y, m: -z.log_softmax(-1)[..., y][m].mean(),
+        "picks every target at every position",
+    ),
     "every position": (
         lambda z, y, m: -z.log_softmax(-1).gather(-1, y[..., None]).mean(),
         "padding included",
@@ -868,3 +908,40 @@ def test_no_hint_or_report_prints_code(exercise_id: str) -> None:
     for text in texts:
         for code in ("keepdim=True", "dim=-", ".transpose(", ".sum(", "x @", "[:, None]"):
             assert code not in text, (code, text)
+
+
+# -- slips the engine names in any exercise (issue 40) -------------------------------------------
+
+
+def scores_of_dot_t(q: Tensor, k: Tensor) -> Tensor:
+    qh, kh = q.permute(0, 2, 1, 3), k.permute(0, 2, 1, 3)  # (B, H, T, D), (B, H, S, D)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return qh @ kh.T  # kh.T is (D, S, H, B)
+
+
+def loss_gathered_without_a_last_dimension(z: Tensor, y: Tensor, m: Tensor) -> Tensor:
+    picked = z.log_softmax(-1).gather(-1, y)  # y is (B, T): one dimension short
+    return -(picked * m).sum() / m.sum()
+
+
+ENGINE_NAMED = {
+    "head scores: kh.T of a 4-D tensor": (
+        checks.check_head_scores,
+        scores_of_dot_t,
+        "used .T on a batch",
+    ),
+    "masked loss: gather with (B, T) targets": (
+        checks.check_masked_cross_entropy,
+        loss_gathered_without_a_last_dimension,
+        "gave gather or scatter an index with fewer dimensions",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", ENGINE_NAMED)
+def test_a_crash_is_named_by_the_slip_its_line_shows(name: str) -> None:
+    checker, fn, words = ENGINE_NAMED[name]
+    report = checker(fn)
+    assert not report.passed and report.mistake.startswith(words), report
+    assert "at line" in str(report) and "of your " in str(report), report

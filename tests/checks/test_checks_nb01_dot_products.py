@@ -45,7 +45,9 @@ DOT_RIGHT: dict[str, Callable[[Tensor, Tensor], Tensor]] = {
     "a loop over the entries": dot_loop,
     "batched matrix product": lambda a, b: (a.unsqueeze(-2) @ b.unsqueeze(-1))[..., 0, 0],
     "mul then sum with axis": lambda a, b: a.mul(b).sum(axis=-1),
-    "float32": lambda a, b: (a.float() * b.float()).sum(-1),
+    "in float32, back in the inputs' dtype": lambda a, b: (
+        (a.float() * b.float()).sum(-1).to(a.dtype)
+    ),
 }
 
 
@@ -79,6 +81,11 @@ def dot_over_zip(a: Tensor, b: Tensor) -> Tensor:
 
 
 DOT_WRONG: dict[str, tuple[Callable[[Tensor, Tensor], Tensor], str]] = {
+    # The task asks for the inputs' dtype (issue 40).
+    "float32 whatever the inputs": (
+        lambda a, b: (a.float() * b.float()).sum(-1),
+        "returns float32 for float64 input",
+    ),
     "sum of everything": (lambda a, b: torch.sum(a * b), "with no dimension"),
     "dim 0": (lambda a, b: (a * b).sum(axis=0), "along dim 0"),
     "dim 1": (lambda a, b: torch.sum(a * b, 1), "along dim 1"),
@@ -208,6 +215,20 @@ def cosine_zero_b_only(a: Tensor, b: Tensor) -> Tensor:
 
 
 COSINE_WRONG = {
+    "+ 1e-6 on the product of the lengths": (
+        lambda a, b: (a * b).sum(-1) / (a.norm(dim=-1) * b.norm(dim=-1) + 1e-6),
+        "an epsilon",
+    ),
+    "+ 1e-5 on each length": (
+        lambda a, b: (a * b).sum(-1) / ((a.norm(dim=-1) + 1e-5) * (b.norm(dim=-1) + 1e-5)),
+        "an epsilon",
+    ),
+    "+ 1e-6 under each root": (
+        lambda a, b: (
+            (a * b).sum(-1) / (((a * a).sum(-1) + 1e-6).sqrt() * ((b * b).sum(-1) + 1e-6).sqrt())
+        ),
+        "an epsilon",
+    ),
     "1 for zero": (cosine_one_for_zero, "a cosine of 1 instead of 0"),
     "NaN for zero": (
         lambda a, b: (a * b).sum(-1) / (a.norm(dim=-1) * b.norm(dim=-1)),

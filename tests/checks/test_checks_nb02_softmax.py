@@ -8,6 +8,7 @@ softmax or autograd must be refused.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 
 import pytest
@@ -39,8 +40,9 @@ FORMULA_RIGHT: dict[str, Callable[[Tensor], Tensor]] = {
     "einsum": lambda x: torch.einsum("...i,...->...i", x.exp(), 1 / x.exp().sum(-1)),
     "a loop over the rows": formula_loop,
     "unsqueeze": lambda x: torch.exp(x) / torch.sum(torch.exp(x), dim=-1).unsqueeze(-1),
-    "float64": lambda x: (e := x.double().exp()) / e.sum(-1, keepdim=True),
-    "float32": lambda x: (e := x.float().exp()) / e.sum(-1, keepdim=True),
+    "in float64, back in x's dtype": lambda x: (
+        (e := x.double().exp()) / e.sum(-1, keepdim=True)
+    ).to(x.dtype),
     "exp(x - logsumexp)": lambda x: torch.exp(x - torch.logsumexp(x, dim=-1, keepdim=True)),
 }
 
@@ -95,6 +97,7 @@ FORMULA_WRONG: dict[str, tuple[Callable[[Tensor], Tensor], str]] = {
     "for row in x": (formula_rows_of, "for row in x"),
     "2.72 for e": (lambda x: (e := 2.72**x) / e.sum(-1, keepdim=True), "a rounded value of e"),
     "in place": (formula_in_place, "exponentiated x in place"),
+    "an epsilon": (lambda x: (e := x.exp()) / (e.sum(-1, keepdim=True) + 1e-3), "an epsilon"),
 }
 
 
@@ -104,19 +107,46 @@ def test_right_softmaxes_pass(name: str) -> None:
     assert report.passed, report
 
 
-@pytest.mark.parametrize("name", FORMULA_WRONG)
+# Not in the table: the check names any result in another dtype (issue 40).
+FORMULA_DTYPE_WRONG: dict[str, tuple[Callable[[Tensor], Tensor], str]] = {
+    "float64 whatever x is": (
+        lambda x: (e := x.double().exp()) / e.sum(-1, keepdim=True),
+        "returns float64 for float32 input",
+    ),
+    "float32 whatever x is": (
+        lambda x: (e := x.float().exp()) / e.sum(-1, keepdim=True),
+        "returns float32 for float64 input",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", [*FORMULA_WRONG, *FORMULA_DTYPE_WRONG])
 def test_each_formula_mistake_is_caught_and_named(name: str) -> None:
-    fn, words = FORMULA_WRONG[name]
+    fn, words = (FORMULA_WRONG | FORMULA_DTYPE_WRONG)[name]
     report = checks.check_softmax_from_formula(fn)
     assert not report.passed
     assert words in str(report), report
 
 
 def test_the_table_of_exercise_1_is_the_one_tested_here() -> None:
-    table = [m.name for m in known_mistakes("ex1_softmax_from_formula")]
+    table = list(dict.fromkeys(m.name for m in known_mistakes("ex1_softmax_from_formula")))
     for _, words in FORMULA_WRONG.values():
         assert sum(words in name for name in table) == 1, words
     assert len(table) == len(FORMULA_WRONG)
+
+
+def backward_through_dot_t(p: Tensor, g: Tensor) -> Tensor:
+    jacobian = torch.diag_embed(p) - p[..., :, None] * p[..., None, :]
+    with warnings.catch_warnings():  # .T of anything but a matrix is deprecated
+        warnings.simplefilter("ignore", UserWarning)
+        return (jacobian @ g.T).T
+
+
+def backward_float32_jacobian(p: Tensor, g: Tensor) -> Tensor:
+    n = p.shape[-1]
+    jacobian = torch.zeros(*p.shape, n)  # float32, whatever p is
+    jacobian[...] = torch.diag_embed(p) - p[..., :, None] * p[..., None, :]
+    return (jacobian @ g[..., None])[..., 0]
 
 
 def shifted_by_logsumexp(x: Tensor, dim: int = -1) -> Tensor:
@@ -172,10 +202,27 @@ STABLE_RIGHT = {
     "torch.where": stable_where,
     "log-sum-exp by hand": stable_logsumexp_by_hand,
     "moved to the last dimension": stable_transpose,
-    "in float32 whatever the input": lambda x, dim=-1: stable_where(x.float(), dim),
+    "in float32, back in the input's dtype": lambda x, dim=-1: stable_where(x.float(), dim).to(
+        x.dtype
+    ),
 }
 
 STABLE_WRONG = {
+    # The task names float16: a result in another dtype is named (issue 40).
+    "in float32 whatever the input": (
+        lambda x, dim=-1: stable_where(x.float(), dim),
+        "returns float32 for float16 input",
+    ),
+    "in float64 to be safe": (
+        lambda x, dim=-1: stable_where(x.double(), dim),
+        "returns float64 for float32 input",
+    ),
+    "an epsilon in the total": (
+        lambda x, dim=-1: (
+            (e := (x - x.amax(dim, keepdim=True)).exp()) / (e.sum(dim, keepdim=True) + 1e-2)
+        ),
+        "an epsilon",
+    ),
     "the formula": (
         lambda x, dim=-1: x.exp() / x.exp().sum(dim, keepdim=True),
         "without shifting them",
@@ -284,6 +331,11 @@ BACKWARD_RIGHT = {
 }
 
 BACKWARD_WRONG = {
+    "J @ g.T, and .T back": (backward_through_dot_t, "used .T on a batch"),
+    "J filled in a float32 buffer": (
+        backward_float32_jacobian,
+        "a float32 constant breaks float64",
+    ),
     "the mean of p g": (
         lambda p, g: p * g - p * torch.mean(p * g, dim=-1, keepdim=True),
         "the mean of p·g",

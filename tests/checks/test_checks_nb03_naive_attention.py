@@ -39,7 +39,7 @@ def _layer(x: Tensor) -> Pair:
 
 def stacked_loop(x: Tensor, layers: int) -> Pair:
     out = x
-    mix = torch.eye(x.shape[-2]).expand(*x.shape[:-2], -1, -1)
+    mix = torch.eye(x.shape[-2], dtype=x.dtype).expand(*x.shape[:-2], -1, -1)
     for _ in range(layers):
         out, w = attnlib.naive_self_attention(out)
         mix = w @ mix
@@ -52,7 +52,7 @@ def stacked_reduce(x: Tensor, layers: int) -> Pair:
         o, w = _layer(outs[-1])
         outs.append(o)
         recipes.append(w)
-    eye = torch.eye(x.shape[-2]).repeat(*x.shape[:-2], 1, 1)
+    eye = torch.eye(x.shape[-2], dtype=x.dtype).repeat(*x.shape[:-2], 1, 1)
     mix = functools.reduce(lambda acc, w: w @ acc, recipes, eye)
     return outs[-1], mix
 
@@ -80,9 +80,75 @@ def stacked_recursive(x: Tensor, layers: int) -> Pair:
 STACKED_RIGHT = {
     "a loop": stacked_loop,
     "functools.reduce": stacked_reduce,
-    "einsum in float64": stacked_einsum_float64,
+    "einsum in float64, back in x's dtype": lambda x, n: tuple(
+        t.to(x.dtype) for t in stacked_einsum_float64(x, n)
+    ),
     "recursion": stacked_recursive,
 }
+
+
+def stacked_float32_eye(x: Tensor, layers: int) -> Pair:
+    out, mix = x, torch.eye(x.shape[-2]).expand(*x.shape[:-2], -1, -1)  # float32, whatever x is
+    for _ in range(layers):
+        out, w = attnlib.naive_self_attention(out)
+        mix = w @ mix
+    return out, mix
+
+
+def stacked_scores_of_dot_t(x: Tensor, layers: int) -> Pair:
+    out, mix = x, torch.eye(x.shape[-2], dtype=x.dtype).expand(*x.shape[:-2], -1, -1)
+    for _ in range(layers):
+        w = torch.softmax(out @ out.T, dim=-1)  # right for one sequence only
+        out, mix = w @ out, w @ mix
+    return out, mix
+
+
+def local_additive_float32(x: Tensor, window: int) -> Pair:
+    t = x.shape[-2]
+    bias = torch.full((t, t), -math.inf)  # float32: a float16 x comes back float32
+    bias[_tri(t, 1 - window, 0)] = 0.0
+    w = torch.softmax(x @ x.mT + bias, dim=-1)
+    return w @ x.to(w.dtype), w
+
+
+# Named by the engine, not by an exercise's table: a result in another dtype than x's, a float32
+# constant that float64 input breaks, a .T of a batch on the line that crashed (issue 40).
+ENGINE_WRONG: dict[str, tuple[Callable[..., Pair], Callable[..., object], str]] = {
+    "stacked: torch.eye in float32": (
+        stacked_float32_eye,
+        checks.check_stacked_naive_attention,
+        "a float32 constant breaks float64",
+    ),
+    "stacked: einsum in float64": (
+        stacked_einsum_float64,
+        checks.check_stacked_naive_attention,
+        "returns float64 for float32 input",
+    ),
+    "stacked: scores of out.T": (
+        stacked_scores_of_dot_t,
+        checks.check_stacked_naive_attention,
+        "used .T on a batch",
+    ),
+    "local: a loop in float64": (
+        lambda x, w: local_loop(x, w),
+        checks.check_local_self_attention,
+        "returns float64 for float32 input",
+    ),
+    "local: an additive mask of torch.full, float32": (
+        lambda x, w: local_additive_float32(x, w),
+        checks.check_local_self_attention,
+        "returns float32 for float16 input",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", ENGINE_WRONG)
+def test_each_slip_the_engine_names_is_caught_and_named(name: str) -> None:
+    fn, checker, words = ENGINE_WRONG[name]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # x.T of a batch
+        report = checker(fn)
+    assert not report.passed and f"The mistake: {words}" in str(report), report
 
 
 def _stack(x: Tensor, layers: int, step: Callable[[Tensor, Tensor, Tensor], Tensor]) -> Pair:
@@ -281,6 +347,10 @@ def _cos(x: Tensor, tau: float, unit: Callable[[Tensor], Tensor], mixed: str = "
 
 
 COSINE_WRONG = {
+    "+ 1e-6 on the lengths": (
+        lambda x, tau: _cos(x, tau, lambda v: v / (v.norm(dim=-1, keepdim=True) + 1e-6)),
+        "an epsilon",
+    ),
     "mixed unit vectors": (
         lambda x, tau: _cos(x, tau, lambda v: F.normalize(v, dim=-1), "u"),
         "mixed the vectors scaled to length 1",
@@ -416,7 +486,9 @@ def local_loop(x: Tensor, window: int) -> Pair:
 LOCAL_RIGHT = {
     "torch.where and arange": local_where,
     "tril and triu, the dtype's smallest number": local_tril_triu,
-    "a loop over the rows in float64": local_loop,
+    "a loop over the rows in float64, back in x's dtype": lambda x, w: tuple(
+        t.to(x.dtype) for t in local_loop(x, w)
+    ),
 }
 
 
@@ -438,7 +510,21 @@ def _tri(t: int, lower: int, upper: int) -> Tensor:
     return ones.tril(upper) & ones.triu(lower)
 
 
+def local_plus_eps(x: Tensor, window: int) -> Pair:
+    t = torch.arange(x.shape[-2])
+    behind = t[:, None] - t[None, :]
+    scores = (x @ x.mT).masked_fill((behind < 0) | (behind >= window), float("-inf"))
+    e = torch.exp(scores - scores.amax(dim=-1, keepdim=True))
+    w = e / (e.sum(dim=-1, keepdim=True) + 1e-3)  # "never divide by 0"
+    return w @ x, w
+
+
 LOCAL_WRONG = {
+    "+ 1e-3 in each row's total": (local_plus_eps, "(an epsilon) to each row's total"),
+    "float32's smallest number": (
+        lambda x, w: _local(x, _tri(x.shape[-2], 1 - w, 0), fill=torch.finfo(torch.float32).min),
+        "float32's smallest number",
+    ),
     "no mask": (lambda x, w: _attend(x @ x.mT, x), "left out the mask"),
     "causal only": (lambda x, w: _local(x, _tri(x.shape[-2], -x.shape[-2], 0)), "whole past"),
     "window + 1": (lambda x, w: _local(x, _tri(x.shape[-2], -w, 0)), "window + 1 positions"),
@@ -588,7 +674,7 @@ def test_every_mistake_of_the_table_is_named_when_made(exercise_id: str) -> None
 
 @pytest.mark.parametrize("exercise_id", CHECKERS)
 def test_each_entry_of_the_table_is_written_again_here(exercise_id: str) -> None:
-    table = [m.name for m in known_mistakes(exercise_id)]
+    table = list(dict.fromkeys(m.name for m in known_mistakes(exercise_id)))  # one per name
     for _, words in WRONG[exercise_id].values():
         assert sum(words in name for name in table) == 1, words
     assert len(table) == len(WRONG[exercise_id])

@@ -9,6 +9,7 @@ answers that call an implementation of attention (or a whole head) must be refus
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable
 
 import pytest
@@ -85,7 +86,15 @@ def _att(scores_fn: Callable[[Tensor, Tensor], Tensor], dim: int = -1) -> Callab
     return answer
 
 
+def attention_plus_eps(q: Tensor, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
+    scores = q @ k.mT / q.shape[-1] ** 0.5
+    e = torch.exp(scores - scores.amax(dim=-1, keepdim=True))
+    weights = e / (e.sum(dim=-1, keepdim=True) + 1e-3)  # "never divide by 0"
+    return weights @ v, weights
+
+
 ATTENTION_WRONG: dict[str, tuple[Callable, str]] = {
+    "+ 1e-3 in each row's total": (attention_plus_eps, "(an epsilon) to each row's total"),
     "no scale": (_att(lambda q, k: q @ k.mT), "did not scale"),
     "√d_v": (
         lambda q, k, v: _att(lambda q, k: q @ k.mT / v.shape[-1] ** 0.5)(q, k, v),
@@ -448,7 +457,15 @@ def pool_one_softmax_for_the_batch(x, query, key_proj, value_proj):
     return torch.einsum("bt,btv->bv", w, value_proj(x)), w
 
 
+def pool_plus_eps(x, query, key_proj, value_proj):  # type: ignore[no-untyped-def]
+    scores = key_proj(x) @ query / query.shape[-1] ** 0.5  # (B, T)
+    e = (scores - scores.max(dim=-1, keepdim=True).values).exp()
+    weights = e / (e.sum(dim=-1, keepdim=True) + 1e-3)
+    return (weights.unsqueeze(-1) * value_proj(x)).sum(dim=1), weights
+
+
 POOL_WRONG = {
+    "+ 1e-3 in each row's total": (pool_plus_eps, "(an epsilon) to each row's total"),
     "dim=0": (_pool(S, dim=0), "over the batch"),
     "whole batch": (pool_one_softmax_for_the_batch, "whole batch at once"),
     "no scale": (_pool(lambda x, q, kp: kp(x) @ q), "did not scale"),
@@ -594,3 +611,20 @@ def test_no_report_prints_code_of_a_solution(exercise_id: str) -> None:
         # The first line may quote the error torch raised; the rest is the checker's own words.
         ours = "\n".join(str(CHECKERS[exercise_id](mistake.fn)).splitlines()[1:])
         assert "transpose(-2, -1)" not in ours and "softmax(" not in ours, ours
+
+
+# -- slips the engine names (issue 40) ------------------------------------------------------------
+
+
+def pool_of_dot_t(x: Tensor, query: Tensor, key_proj: Callable, value_proj: Callable):  # type: ignore[type-arg]
+    keys = key_proj(x)  # (B, T, d_k)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        weights = torch.softmax(query @ keys.T / math.sqrt(query.shape[0]), dim=-1)
+    return weights @ value_proj(x), weights
+
+
+def test_a_dot_t_of_a_batch_is_named_at_its_line() -> None:
+    report = checks.check_attention_pool(pool_of_dot_t)
+    assert report.mistake.startswith("used .T on a batch"), report
+    assert "`query @ keys.T`" in str(report) and "keys is (2, 5, 4)" in str(report), report

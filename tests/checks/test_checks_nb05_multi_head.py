@@ -10,6 +10,7 @@ refused.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable
 
 import pytest
@@ -646,3 +647,18 @@ def test_the_head_split_diagram_draws_what_split_heads_and_a_plain_view_do() -> 
     fig = diagram.draw()
     assert fig.get_suptitle()
     plt.close(fig)
+
+
+# -- slips the engine names (issue 40) ------------------------------------------------------------
+
+
+def contributions_of_dot_t(heads: Tensor, w_o: Tensor) -> Tensor:
+    blocks = w_o.view(heads.shape[1], heads.shape[-1], -1)  # (H, D, C)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return (blocks.T @ heads.T).T
+
+
+def test_a_dot_t_of_a_batch_is_named_where_heads_are_joined() -> None:
+    report = checks.check_head_contributions(contributions_of_dot_t)
+    assert report.mistake.startswith("used .T on a batch"), report

@@ -511,3 +511,23 @@ def test_the_rotary_exercise_is_optional_and_its_reference_is_attnlibs() -> None
 def test_every_mistake_of_the_table_is_named_when_made(exercise_id: str, checker) -> None:
     for mistake in known_mistakes(exercise_id):
         assert _named(checker(mistake.fn), mistake.name), mistake.name
+
+
+# -- slips the engine names (issue 40) ------------------------------------------------------------
+
+
+def rotary_by_float32_matrices(x: Tensor) -> Tensor:
+    t, d = x.shape[-2], x.shape[-1]
+    theta = torch.arange(t)[:, None] * 10000 ** (-torch.arange(0, d, 2) / d)  # (T, D/2)
+    turn = torch.zeros(t, d, d)  # float32, whatever x is
+    for i in range(d // 2):
+        c, s = theta[:, i].cos(), theta[:, i].sin()
+        turn[:, 2 * i, 2 * i], turn[:, 2 * i, 2 * i + 1] = c, -s
+        turn[:, 2 * i + 1, 2 * i], turn[:, 2 * i + 1, 2 * i + 1] = s, c
+    return torch.einsum("tij,...tj->...ti", turn, x)
+
+
+def test_a_float32_constant_that_breaks_float64_is_named() -> None:
+    report = checks.check_my_rotary(rotary_by_float32_matrices)
+    assert report.mistake == "a float32 constant breaks float64", report
+    assert "turn is (" in str(report) and "float32" in str(report), report

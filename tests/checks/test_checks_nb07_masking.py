@@ -346,7 +346,9 @@ ATTENTION_RIGHT = {
     "finfo.min, then zeroed": attention_min_fill,
     "−inf with torch.where, then zeroed": attention_inf_then_where,
     "−inf, einsum, nan_to_num": attention_nan_to_num,
-    "computed in float32 whatever the input": attention_float32,
+    "computed in float32, back in the input's dtype": lambda q, k, v, mask: tuple(
+        t.to(q.dtype) for t in attention_float32(q, k, v, mask)
+    ),
     "a softmax by hand over the allowed keys": attention_by_hand_softmax,
 }
 
@@ -434,7 +436,44 @@ def dot_with_t(q, k, v):
         return q @ k.T / math.sqrt(q.shape[-1])
 
 
+def attention_total_plus(eps: float) -> Callable[..., tuple[Tensor, Tensor]]:
+    def attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor) -> tuple[Tensor, Tensor]:
+        scores = _scores(q, k)
+        e = torch.exp(scores - scores.amax(dim=-1, keepdim=True)) * mask
+        weights = e / (e.sum(dim=-1, keepdim=True) + eps)  # never 0 / 0, I thought
+        return weights @ v, weights
+
+    return attention
+
+
+def attention_empty_rows_float32(q: Tensor, k: Tensor, v: Tensor, mask: Tensor):
+    _, weights = attention_nan_to_num(q, k, v, mask)
+    empty = ~mask.any(dim=-1, keepdim=True)
+    weights = torch.where(empty, torch.zeros(weights.shape), weights)  # float32 zeros
+    return weights @ v.to(weights.dtype), weights
+
+
+# Named by the engine, not by the table: the task names float16, so a result in another
+# dtype is named (issue 40).
+ATTENTION_IN_ANOTHER_DTYPE = {
+    "computed in float32 whatever the input": (attention_float32, "returns float32 for float64"),
+    "empty rows zeroed with a float32 tensor": (
+        attention_empty_rows_float32,
+        "returns float32 for float16 input",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", ATTENTION_IN_ANOTHER_DTYPE)
+def test_a_result_in_another_dtype_is_named(name: str) -> None:
+    fn, words = ATTENTION_IN_ANOTHER_DTYPE[name]
+    report = checks.check_my_masked_attention(fn)
+    assert not report.passed and f"The mistake: {words}" in str(report), report
+
+
 ATTENTION_WRONG: dict[str, tuple[Callable[..., tuple[Tensor, Tensor]], str]] = {
+    "1e-9 on the total: 0 in float16": (attention_total_plus(1e-9), "float16 rounds to 0"),
+    "1e-4 on the total": (attention_total_plus(1e-4), "add up to less than 1"),
     "inverted": (inverted, "(True = blocked)"),
     "−inf": (
         lambda q, k, v, mask: (
@@ -564,3 +603,16 @@ def test_every_mistake_of_the_table_is_named_when_made(exercise_id: str, checker
 def test_a_bare_table_is_named_for_its_missing_dimensions_first(table: Callable) -> None:
     report = checks.check_my_padding_mask(table)
     assert _named(report, known_mistakes("ex2_padding_mask")[3].name), report
+
+
+# -- slips the engine names (issue 40) ------------------------------------------------------------
+
+
+def padding_of_a_list(lengths: list[int], seq_len: int) -> Tensor:
+    return (torch.arange(seq_len)[None, :] < lengths[:, None])[:, None, None, :]  # type: ignore[call-overload]
+
+
+def test_a_python_list_indexed_as_a_tensor_is_named() -> None:
+    report = checks.check_my_padding_mask(padding_of_a_list)
+    assert report.mistake == "indexed a Python list as if it were a tensor", report
+    assert "`lengths[:, None]`" in str(report), report

@@ -231,6 +231,23 @@ LN_WRONG: dict[str, tuple[Callable[..., Tensor], str]] = {
         ),
         "outside the square root",
     ),
+    "eps added after dividing": (
+        lambda x, g, b, eps=1e-5: (
+            g * (x - x.mean(_dims(g), keepdim=True)) / x.std(_dims(g), keepdim=True, unbiased=False)
+            + eps
+            + b
+        ),
+        "added ε after dividing by the square root",
+    ),
+    "the root of σ + eps": (
+        lambda x, g, b, eps=1e-5: (
+            g
+            * (x - x.mean(_dims(g), keepdim=True))
+            / (x.std(_dims(g), keepdim=True, unbiased=False) + eps).sqrt()
+            + b
+        ),
+        "the square root of the standard deviation plus ε",
+    ),
     "no eps": (
         lambda x, g, b, eps=1e-5: (
             g * (x - x.mean(_dims(g), keepdim=True)) / x.std(_dims(g), keepdim=True, unbiased=False)
@@ -356,6 +373,29 @@ def test_each_layer_norm_mistake_is_caught_and_named(name: str) -> None:
     report = checks.check_layer_norm_trailing_dims(fn)
     assert not report.passed
     assert words in str(report), report
+
+
+def ln_float64_kept(x: Tensor, gamma: Tensor, beta: Tensor, eps: float = 1e-5) -> Tensor:
+    return ln_float64(x.double(), gamma, beta, eps)  # never back to x's dtype
+
+
+def ln_float32_first(x: Tensor, gamma: Tensor, beta: Tensor, eps: float = 1e-5) -> Tensor:
+    return ln_var_mean(x.float(), gamma.float(), beta.float(), eps)  # "to be safe"
+
+
+@pytest.mark.parametrize(
+    ("fn", "words"),
+    [
+        (ln_float64_kept, "returns float64 for float32 input"),
+        (ln_float32_first, "returns float32 for float64 input"),
+    ],
+)
+def test_a_layer_norm_in_another_dtype_than_its_input_is_named(
+    fn: Callable[..., Tensor], words: str
+) -> None:
+    # The task names float32 inputs: a LayerNorm answers in its input's dtype (issue 40).
+    report = checks.check_layer_norm_trailing_dims(fn)
+    assert _named(report, words), report
 
 
 def test_a_variance_that_cancels_is_named_even_when_it_cancels_differently() -> None:

@@ -572,3 +572,27 @@ def test_attnlibs_post_norm_layers_are_pytorchs_as_the_reports_say() -> None:
             y, x, tgt_mask=~attnlib.causal_mask(4), memory_key_padding_mask=torch_mask
         )
     torch.testing.assert_close(got, expected)
+
+
+# -- slips the engine names (issue 40) ------------------------------------------------------------
+
+
+class FloatMaskEncoder(nn.Module):
+    def __init__(self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.0) -> None:
+        super().__init__()
+        self.self_attention = attnlib.MultiHeadAttention(d_model, num_heads)
+        self.feed_forward = attnlib.FeedForward(d_model, d_ff)
+        self.norm_1, self.norm_2 = nn.LayerNorm(d_model), nn.LayerNorm(d_model)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x, mask=None):  # type: ignore[no-untyped-def]
+        mask = None if mask is None else mask.float()  # 1 = may attend
+        a, weights = self.self_attention(x, x, x, mask=mask)
+        x = self.norm_1(x + self.dropout(a))
+        return self.norm_2(x + self.dropout(self.feed_forward(x))), weights
+
+
+def test_a_float_mask_is_named_at_the_layers_line() -> None:
+    report = checks.check_paper_encoder_layer(FloatMaskEncoder)
+    assert report.mistake == "passed an attention a float mask of 1s and 0s, not a bool one", report
+    assert "of your forward, `self.self_attention(x, x, x, mask=mask)`" in str(report), report

@@ -72,7 +72,9 @@ SMOOTHING_RIGHT: dict[str, Callable[..., Any]] = {
     "a target tensor built with one_hot": loss_from_q,
     "term by term": loss_term_by_term,
     "a loop returning a float": loss_in_a_loop,
-    "in float64": lambda x, y, e, p: loss_from_q(x.double(), y, e, p),
+    "in float64, back in the logits' dtype": lambda x, y, e, p: loss_from_q(x.double(), y, e, p).to(
+        x.dtype
+    ),
     "logsumexp": lambda x, y, e, p: loss_term_by_term(x - x.logsumexp(-1, keepdim=True), y, e, p),
 }
 
@@ -128,6 +130,13 @@ def column_0_zeroed(x: Tensor, y: Tensor, e: float, p: int) -> Tensor:
 
 
 SMOOTHING_WRONG: dict[str, tuple[Callable[..., Any], str]] = {
+    "divided by the count + 1": (
+        lambda x, y, e, p: (
+            ((per := _per_position(x, y, e, p)) * (keep := (y != p).to(per.dtype))).sum()
+            / (keep.sum() + 1)
+        ),
+        "added a number to the count",
+    ),
     "log of softmax": (
         lambda x, y, e, p: _masked_mean(
             _per_position(x, y, e, p, log_p=lambda z: torch.log(torch.softmax(z, dim=-1))), y, p
@@ -285,7 +294,17 @@ def absolute_floor(s: float, peak: float, w: int, n: int, f: float) -> float:
     return max(f, peak + (f - peak) * (s - w) / (n - w))
 
 
+def test_a_float32_loss_for_float64_logits_is_named() -> None:
+    # The task names both dtypes: the loss comes back in the logits' own (issue 40).
+    report = checks.check_smoothed_loss(lambda x, y, e, p: loss_from_q(x.float(), y, e, p))
+    assert _named(report, "returns float32 for float64 input"), report
+
+
 SCHEDULE_WRONG: dict[str, tuple[Callable[..., Any], str]] = {
+    "warm-up times a decay to the floor from step 0": (
+        lambda s, peak, w, n, f: peak * min(s / w, 1) * (1 - (1 - f) * min(s / n, 1)),
+        "a decay that starts at the first step",
+    ),
     "§6's product": (
         lambda s, peak, w, n, f: peak * min(1.0, s / w) * max(f, 1.0 - (s - 1) / n),
         "as §6's loop does",
@@ -441,6 +460,12 @@ def learner_beam(
             return total / ((5 + n) / 6**alpha)
         if slip == "/ (5 + n) / 6**α":
             return total / (5 + n) / 6**alpha
+        if slip == "(5 + n)**α / 6":
+            return total / ((5 + n) ** alpha / 6)
+        if slip == "(5 + n) / 6 · α":
+            return total / ((5 + n) / 6 * alpha)
+        if slip == "(5 + n / 6)**α":
+            return total / (5 + n / 6) ** alpha
         if slip == "times":
             return total * ((5 + n) / 6) ** alpha
         return total / ((5 + n) / 6) ** alpha
@@ -515,6 +540,9 @@ BEAM_WRONG = {
     "|y|^α": "divided by |y|^α",
     "6**α": "raised only the 6 to the power α",
     "/ (5 + n) / 6**α": "raised only the 6 to the power α",
+    "(5 + n)**α / 6": "raised only 5 + |y| to the power α and divided by 6 after",
+    "(5 + n) / 6 · α": "by α instead of raising it to the power α",
+    "(5 + n / 6)**α": "divided only |y| by 6",
     "last token": "gave the decoder only the last token",
     "times": "multiplied the sum by the length penalty",
     "no eos in |y|": "left the <eos> out of |y|",
@@ -734,8 +762,10 @@ def test_a_later_cell_uses_an_answer_only_once_its_check_passed(
     }[exercise_id]
     assert CHECKERS[exercise_id](right).passed
     assert checks.yours_or_attnlib(exercise_id, right, fallback) is right
-    assert not CHECKERS[exercise_id](lambda *args: 0).passed
-    assert checks.yours_or_attnlib(exercise_id, right, fallback) is fallback
+    wrong = lambda *args: 0  # noqa: E731
+    assert not CHECKERS[exercise_id](wrong).passed  # another answer fails: right stays passed
+    assert checks.yours_or_attnlib(exercise_id, right, fallback) is right
+    assert checks.yours_or_attnlib(exercise_id, wrong, fallback) is fallback
     assert "Using attnlib's" in capsys.readouterr().out
 
 

@@ -386,6 +386,29 @@ def test_a_stub_is_not_done_and_a_crash_is_reported() -> None:
     assert "expected a class" in str(checks.check_my_gpt_block(42))
 
 
+class MaskAsKey(Right):
+    def forward(self, x, mask):  # type: ignore[no-untyped-def]
+        a, weights = self.attention(self.norm_1(x), mask)  # the mask lands in `key`
+        h = x + self.dropout(a)
+        return h + self.dropout(self.feed_forward(self.norm_2(h))), weights
+
+
+class FloatMask(Right):
+    def forward(self, x, mask):  # type: ignore[no-untyped-def]
+        a, weights = self.attention(self.norm_1(x), mask=mask.float())
+        h = x + self.dropout(a)
+        return h + self.dropout(self.feed_forward(self.norm_2(h))), weights
+
+
+@pytest.mark.parametrize(
+    ("block", "words"),
+    [(MaskAsKey, "as the attention's second argument"), (FloatMask, "a float mask")],
+)
+def test_a_crash_whose_message_shows_its_slip_is_named(block: type, words: str) -> None:
+    report = checks.check_my_gpt_block(block)
+    assert not report.passed and words in report.mistake, report
+
+
 def test_an_unknown_mistake_gets_the_property_it_breaks_and_the_idea() -> None:
     class Leaks(Right):
         def forward(self, x, mask):  # type: ignore[no-untyped-def]

@@ -1,4 +1,4 @@
-"""Notebook 10, Exercise 6 (optional): the KV-cache checker against its table of mistakes.
+"""Notebook 10, Exercise 8 (optional): the KV-cache checker against its table of mistakes.
 
 Right cached loops written differently (attnlib's KVCache, the learner's own key and value
 tensors, the prompt fed one token at a time) must pass; each mistake, written here again as a
@@ -243,7 +243,7 @@ def test_each_cache_mistake_is_caught_and_named(name: str) -> None:
 
 @pytest.mark.slow
 def test_every_mistake_of_the_table_is_named_when_made() -> None:
-    for mistake in known_mistakes("ex6_my_generate_cached"):
+    for mistake in known_mistakes("ex8_my_generate_cached"):
         report = checks.check_my_generate_cached(mistake.fn)
         assert _named(report) == mistake.name, (mistake.name, str(report))
 

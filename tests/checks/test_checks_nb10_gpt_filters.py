@@ -1,4 +1,4 @@
-"""Notebook 10, Exercises 2–4: temperature, top-k and top-p against their tables of mistakes.
+"""Notebook 10, Exercises 4–6: temperature, top-k and top-p against their tables of mistakes.
 
 Each mistake is written here again, as a learner would write it (not copied from the table), and
 must be caught and named; right answers written differently from the worked solution must pass;
@@ -30,15 +30,14 @@ def _named(report: object) -> str:
     return text.split("The mistake: ", 1)[1].split("\n")[0].removesuffix(".")
 
 
-# -- Exercise 2: temperature ----------------------------------------------------------------------
+# -- Exercise 4: temperature ----------------------------------------------------------------------
 
 
 def temperature_where(z: Tensor, t: float) -> Tensor:
     if t == 0:
         top = torch.where(z == z.max(dim=-1, keepdim=True).values, 1.0, 0.0).to(z.dtype)
         return top / top.sum(-1, keepdim=True)
-    s = z / t
-    e = torch.exp(s - s.max(dim=-1, keepdim=True).values)
+    e = torch.exp((z - z.max(dim=-1, keepdim=True).values) / t)  # shifted, then divided
     return e / e.sum(-1, keepdim=True)
 
 
@@ -48,7 +47,7 @@ def temperature_logsumexp(z: Tensor, t: float) -> Tensor:
         return (top / top.sum(-1, keepdim=True)).to(z.dtype)
     s = z.double() / t
     m = s.amax(-1, keepdim=True)
-    return torch.exp(s - m - torch.log(torch.exp(s - m).sum(-1, keepdim=True)))
+    return torch.exp(s - m - torch.log(torch.exp(s - m).sum(-1, keepdim=True))).to(z.dtype)
 
 
 def temperature_shift_first(z: Tensor, t: float) -> Tensor:
@@ -69,7 +68,7 @@ def temperature_rows_loop(z: Tensor, t: float) -> Tensor:
         else:
             e = torch.exp((row.double() - row.max()) / t)
             out.append(e / e.sum())
-    return torch.stack(out).reshape(z.shape)
+    return torch.stack(out).reshape(z.shape).to(z.dtype)  # computed in float64, returned in z's
 
 
 TEMPERATURE_RIGHT = {
@@ -234,8 +233,42 @@ TEMPERATURE_WRONG: dict[str, tuple[Callable[[Tensor, float], Tensor], str]] = {
         lambda z, t: torch.stack([temperature_where(row, t) for row in z]),
         "assumed a 2-D batch",
     ),
-    "logits /= T": (
-        lambda z, t: _greedy_limit(z) if t == 0 else _softmax_by_hand(z.div_(t)),
+    "divided by T, then shifted (float16 [70, 0] at T = 0.001 overflows)": (
+        lambda z, t: _greedy_limit(z) if t == 0 else _softmax_by_hand(z / t),
+        "divided by T before subtracting each row's maximum",
+    ),
+    "the maximum divided by T apart": (
+        lambda z, t: (
+            _greedy_limit(z)
+            if t == 0
+            else (e := (z / t - z.amax(-1, keepdim=True) / t).exp()) / e.sum(-1, keepdim=True)
+        ),
+        "divided by T before subtracting each row's maximum",
+    ),
+    "divided first, NaN read as inf": (
+        lambda z, t: _greedy_limit(z) if t == 0 else _softmax_by_hand(z / t).nan_to_num(nan=INF),
+        "divided by T before subtracting each row's maximum",
+    ),
+    "shifted first, sum without keepdim": (
+        lambda z, t: (
+            _greedy_limit(z)
+            if t == 0
+            else (e := ((z - z.amax(-1, keepdim=True)) / t).exp()) / e.sum(-1)
+        ),
+        "summed each row without keeping",
+    ),
+    "shifted first, one max for the batch": (
+        lambda z, t: (
+            _greedy_limit(z) if t == 0 else (e := ((z - z.max()) / t).exp()) / e.sum(-1, True)
+        ),
+        "largest value of the whole batch",
+    ),
+    "logits -= max, then logits /= T": (
+        lambda z, t: (
+            _greedy_limit(z)
+            if t == 0
+            else _softmax_by_hand(z.sub_(z.amax(-1, keepdim=True)).div_(t))
+        ),
         "in place",
     ),
 }
@@ -270,7 +303,7 @@ def test_a_temperature_that_calls_a_softmax_is_refused(cheat: Callable[..., Tens
     assert not report.passed and "does not accept it" in str(report), report
 
 
-# -- Exercise 3: top-k ----------------------------------------------------------------------------
+# -- Exercise 5: top-k ----------------------------------------------------------------------------
 
 
 def top_k_scatter(z: Tensor, k: int) -> Tensor:
@@ -383,7 +416,7 @@ def test_a_top_k_that_calls_attnlibs_sampler_is_refused() -> None:
     assert "does not accept it" in str(report)
 
 
-# -- Exercise 4: top-p ----------------------------------------------------------------------------
+# -- Exercise 6: top-p ----------------------------------------------------------------------------
 
 
 def top_p_loop(probs: Tensor, top_p: float) -> Tensor:
@@ -578,9 +611,9 @@ def test_every_case_of_top_p_stays_away_from_its_boundary_or_sits_on_it_exactly(
 # -- every table -----------------------------------------------------------------------------------
 
 CHECKERS = {
-    "ex2_my_temperature_probs": checks.check_my_temperature_probs,
-    "ex3_my_top_k_logits": checks.check_my_top_k_logits,
-    "ex4_my_top_p_probs": checks.check_my_top_p_probs,
+    "ex4_my_temperature_probs": checks.check_my_temperature_probs,
+    "ex5_my_top_k_logits": checks.check_my_top_k_logits,
+    "ex6_my_top_p_probs": checks.check_my_top_p_probs,
 }
 
 

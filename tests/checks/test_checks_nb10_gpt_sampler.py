@@ -1,4 +1,4 @@
-"""Notebook 10, Exercise 5: the statistical sampler check against its table of mistakes.
+"""Notebook 10, Exercise 7: the statistical sampler check against its table of mistakes.
 
 Right samplers written differently (inverse CDF, the Gumbel-max trick, loops) must pass; each
 mistake, written here again as a learner would write it, must fail and be named; samplers that
@@ -111,6 +111,27 @@ def _filters(z: Tensor, k: int | None, p: float | None) -> Tensor:
         z = top_k(z, k)
     probs = z.softmax(-1)
     return probs if p is None else top_p(probs, p)
+
+
+def _filled(z: Tensor, k: int | None, p: float | None, fill: float | str) -> Tensor:
+    """The filters with top-k's removed logits set to ``fill`` (a number, or the row's smallest
+    logit) instead of -inf."""
+    if k is not None:
+        removed = z < z.topk(k, dim=-1).values[..., -1:]
+        low = z.amin(-1, keepdim=True).expand_as(z) if fill == "min" else torch.full_like(z, fill)
+        z = torch.where(removed, low, z)
+    probs = z.softmax(-1)
+    return probs if p is None else top_p(probs, p)
+
+
+def nucleus_logits_zeroed(z: Tensor, t: float, k: int | None, p: float | None) -> Tensor:
+    z = z / t
+    if k is not None:
+        z = top_k(z, k)
+    if p is None:
+        return z.softmax(-1)
+    keep = top_p(z.softmax(-1), p) > 0
+    return torch.where(keep, z, torch.zeros_like(z)).softmax(-1)  # 0, not -inf, for the rest
 
 
 def k_plus_one(z: Tensor, t: float, k: int | None, p: float | None) -> Tensor:
@@ -266,6 +287,16 @@ WRONG: dict[str, tuple[Callable[..., Tensor], str]] = {
         "top-p only when top_k was not given",
     ),
     "one draw for the batch": (one_draw, "from the first row, instead of one per row"),
+    "top-k fills 0": (_sampler(lambda z, t, k, p: _filled(z / t, k, p, 0.0)), "top-k filled"),
+    "top-k fills -1": (_sampler(lambda z, t, k, p: _filled(z / t, k, p, -1.0)), "top-k filled"),
+    "top-k fills the row's smallest logit": (
+        _sampler(lambda z, t, k, p: _filled(z / t, k, p, "min")),
+        "top-k filled the removed logits with a finite number",
+    ),
+    "top-p sets the dropped logits to 0": (
+        _sampler(nucleus_logits_zeroed),
+        "top-p set the dropped tokens' logits to a finite number",
+    ),
 }
 
 
@@ -279,7 +310,7 @@ def test_each_sampler_mistake_is_caught_and_named(name: str) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 1])
 def test_every_mistake_of_the_table_is_named_when_made(seed: int) -> None:
-    for mistake in known_mistakes("ex5_my_sample"):
+    for mistake in known_mistakes("ex7_my_sample"):
         report = checks.check_my_sample(mistake.fn, seed=seed)
         assert _named(report) == mistake.name, (mistake.name, str(report))
 

@@ -10,6 +10,7 @@ layer's.
 from __future__ import annotations
 
 import math
+import warnings
 
 import pytest
 import torch
@@ -190,6 +191,79 @@ def test_an_error_in_forward_is_a_report_not_a_traceback() -> None:
     report = str(checks.check_bert_feed_forward(bad))
     assert "MyFeedForward(8, 16).forward raised RuntimeError: mat1 and mat2" in report
     assert "Traceback" not in report
+
+
+class _HeadsBy(modules(None).MyMultiHeadAttention):  # type: ignore[misc]
+    """Right attention, but for how two steps are written (``scores`` and ``merge``)."""
+
+    def scores(self, q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+        return q @ k.transpose(-2, -1)
+
+    def merge(self, heads: torch.Tensor) -> torch.Tensor:
+        return heads.transpose(1, 2).flatten(2)
+
+    def forward(self, x: torch.Tensor, token_mask: torch.Tensor):  # type: ignore[no-untyped-def]
+        b, t, c = x.shape
+        h, d = self.heads, c // self.heads
+        q, k, v = (f(x).view(b, t, h, d).transpose(1, 2) for f in (self.w_q, self.w_k, self.w_v))
+        scores = self.scores(q, k) / math.sqrt(d)
+        weights = scores.masked_fill(~token_mask[:, None, None, :], -math.inf).softmax(-1)
+        return self.w_o(self.merge(weights @ v)), weights
+
+
+class ZerosBuffer(_HeadsBy):
+    def merge(self, heads: torch.Tensor) -> torch.Tensor:
+        b, h, t, d = heads.shape
+        concat = torch.zeros(b, t, h * d)  # float32, whatever the input is
+        for i in range(h):
+            concat[..., i * d : (i + 1) * d] = heads[:, i]
+        return concat
+
+
+class ScoresOfDotT(_HeadsBy):
+    def scores(self, q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+        return q @ k.T  # right for one matrix; (B, h, T, d_k) turns back to front
+
+
+@pytest.mark.parametrize(
+    ("attention", "words"),
+    [
+        (_HeadsBy, None),
+        (ZerosBuffer, "a float32 constant breaks float64"),
+        (ScoresOfDotT, "used .T on a batch"),
+    ],
+)
+def test_a_crash_in_the_learners_module_names_its_line_and_slip(
+    attention: type, words: str | None
+) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # .T of a batch
+        report = checks.check_bert_attention(attention)
+    if words is None:
+        assert report.passed, report
+        return
+    assert not report.passed and report.mistake.startswith(words), report
+    where = "of your scores, `q @ k.T`" if attention is ScoresOfDotT else "of your forward, `"
+    assert where in str(report), report
+
+
+class WeightsInFloat32(_HeadsBy):
+    """A softmax taken in float32 "to be safe", its weights never brought back."""
+
+    def forward(self, x: torch.Tensor, token_mask: torch.Tensor):  # type: ignore[no-untyped-def]
+        b, t, c = x.shape
+        h, d = self.heads, c // self.heads
+        q, k, v = (f(x).view(b, t, h, d).transpose(1, 2) for f in (self.w_q, self.w_k, self.w_v))
+        scores = (q @ k.transpose(-2, -1)).float() / math.sqrt(d)
+        weights = scores.masked_fill(~token_mask[:, None, None, :], -math.inf).softmax(-1)
+        return self.w_o(self.merge(weights.to(v.dtype) @ v)), weights
+
+
+def test_weights_in_another_dtype_than_the_module_are_named() -> None:
+    # "It must work in any float dtype": out and weights come back in the module's (issue 40).
+    report = checks.check_bert_attention(WeightsInFloat32)
+    assert report.mistake == "returns float32 for float64 input", report
+    assert "the module is float64 and weights is float32" in str(report)
 
 
 def test_misnamed_or_misshapen_parameters_are_named() -> None:

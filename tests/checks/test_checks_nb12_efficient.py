@@ -58,8 +58,24 @@ def flops_numpy_style(batch_heads: int, t: int, d: int, tile_size: int) -> float
 FLOPS_RIGHT = {
     "a loop over the grid": flops_grid,
     "a closed form": flops_closed_form,
-    "tensors, returning a float": flops_numpy_style,
+    "tensors, made a whole number": lambda *a: int(flops_numpy_style(*a)),
 }
+
+# The task asks for a whole number: a float of the right value is named by the engine, whatever
+# the exercise's table holds (issue 40).
+FLOPS_AS_A_FLOAT = {
+    "tensors, returning a float": flops_numpy_style,
+    "the count of a float tensor, .item()": lambda *a: torch.tensor(
+        flops_grid(*a), dtype=torch.float64
+    ).item(),
+}
+
+
+@pytest.mark.parametrize("name", FLOPS_AS_A_FLOAT)
+def test_a_count_returned_as_a_float_is_named(name: str) -> None:
+    report = checks.check_causal_tile_flops(FLOPS_AS_A_FLOAT[name])
+    assert "The mistake: returned a float where the task asks for a whole number" in str(report)
+
 
 FLOPS_WRONG = {
     "no skipping": (lambda bh, t, d, b: 2 * 2 * bh * t * t * d, "skipped nothing"),
@@ -203,6 +219,12 @@ def _wrong(a: Part, b: Part, how: str) -> Part:
     return m, ell, o
 
 
+def _floored(a: Part, b: Part, low: float) -> Part:
+    m = torch.maximum(torch.maximum(a[0], b[0]), torch.full_like(a[0], low))  # never -inf
+    f_a, f_b = torch.exp(a[0] - m), torch.exp(b[0] - m)
+    return m, a[1] * f_a + b[1] * f_b, a[2] * f_a[..., None] + b[2] * f_b[..., None]
+
+
 def merge_l_unscaled(a: Part, b: Part) -> Part:
     m, f_a, f_b = _factors(a, b)
     return m, a[1] + b[1], a[2] * f_a[..., None] + b[2] * f_b[..., None]
@@ -263,6 +285,10 @@ def merge_colon_none(a: Part, b: Part) -> Part:
 
 
 MERGE_WRONG = {
+    "m floored at -1e4": (
+        lambda a, b: _floored(a, b, -1e4),
+        "kept the maximum from falling below a finite floor",
+    ),
     "no factors": (lambda a, b: _wrong(a, b, "no factors"), "without rescaling them"),
     "sign": (lambda a, b: _wrong(a, b, "sign"), "the sign the wrong way round"),
     "only b": (lambda a, b: _wrong(a, b, "only b"), "rescaled only part B"),
@@ -359,7 +385,7 @@ def tiled_both_ways(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, tile_s
             )
             lse = new
         outs.append(acc)
-    return torch.cat(outs, dim=-2)
+    return torch.cat(outs, dim=-2).to(q.dtype)  # the task asks for q's dtype
 
 
 TILED_RIGHT = {"keys in tiles": tiled_right, "queries and keys in tiles": tiled_both_ways}
@@ -398,6 +424,8 @@ def _tiled(q, k, v, mask, size, **wrong):  # type: ignore[no-untyped-def]
         m = m_new
     if wrong.get("no_division"):
         return o
+    if wrong.get("eps"):  # "so that an empty row never divides by 0"
+        return o / (ell + wrong["eps"])
     if wrong.get("nan"):
         return o / ell
     return torch.where(ell > 0, o / ell, 0.0)
@@ -432,6 +460,7 @@ def all_scores(q, k, v, mask, size):  # type: ignore[no-untyped-def]
 
 
 TILED_WRONG = {
+    "+ 1e-3 on ℓ": (lambda *a: _tiled(*a, eps=1e-3), "(an epsilon) to the running sum"),
     "õ kept": (lambda *a: _tiled(*a, keep_o=True), "did not rescale õ"),
     "ℓ kept": (lambda *a: _tiled(*a, keep_l=True), "did not rescale ℓ"),
     "tile's own max": (lambda *a: _tiled(*a, tile_shift=True), "that tile's own maximum"),
@@ -522,7 +551,7 @@ def test_every_mistake_of_the_table_is_named_when_made(exercise_id: str) -> None
 
 @pytest.mark.parametrize("exercise_id", CHECKERS)
 def test_each_entry_of_the_table_is_written_again_here(exercise_id: str) -> None:
-    table = [m.name for m in known_mistakes(exercise_id)]
+    table = list(dict.fromkeys(m.name for m in known_mistakes(exercise_id)))  # one per name
     for _, words in WRONG[exercise_id].values():
         assert sum(words in name for name in table) == 1, words
     assert len(table) == len(WRONG[exercise_id])

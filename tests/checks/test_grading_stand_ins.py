@@ -2,7 +2,8 @@
 calls it across the grading sandbox's wall (here through the wire format, in one process).
 
 A sample: the first corpus's answers to notebooks 00 (models, optimizers, autograd, spies
-among the arguments) and 02, and one class answer of each kind (08, 10, 11); `python -m
+among the arguments) and 02, and one class answer of each kind (08, 10, 11); answers of corpus d
+whose report reads the learner's source or where it crashed; `python -m
 benchmarks.stand_ins` runs all three corpora. And every exercise's stub, not done yet. And
 answers to notebook 02 that call its implementations by other names, run where only the
 sandbox's watch can see them: the check refuses them by name all the same.
@@ -46,6 +47,28 @@ def test_the_report_is_the_same_across_the_wall(entry: Entry) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         assert same_report(entry)
+
+
+# Reports that read what the learner wrote or where it crashed (issue 40): the source and the
+# crash's place cross the wall with the answer's description and its error.
+SEEN_IN_THE_SANDBOX = [
+    e
+    for notebook, whats in (
+        ("00", ("rows of x.T, then .T back (x.T reverses a batch)",)),
+        ("03", ("starts from torch.eye(T) (float32), total = w @ total",)),
+        ("04", ("query @ keys.T (reverses a batch)",)),
+    )
+    for e in entries(notebook, "d")
+    if e.what in whats
+]
+
+
+@pytest.mark.parametrize("entry", SEEN_IN_THE_SANDBOX, ids=[e.what for e in SEEN_IN_THE_SANDBOX])
+def test_what_the_learner_wrote_and_where_it_crashed_cross_the_wall(entry: Entry) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        assert same_report(entry)
+        assert "The mistake: " in str(checker_for(entry.exercise_id)(across_the_wall(entry.answer)))
 
 
 def _stub(name: str, task: str) -> Any:

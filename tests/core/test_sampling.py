@@ -1,4 +1,5 @@
-"""Top-p (nucleus) sampling: by hand, against another formulation, as properties, in generate."""
+"""Sampling: finite and right in float16, float32 and float64 at any temperature; top-p (nucleus)
+by hand, against another formulation, as properties, in generate."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from attnlib.course.sliders import sampling_distribution
 from attnlib.gpt import GPT, GPTConfig
 from attnlib.sampling import next_token_probs, nucleus, sample_next_token
 
@@ -90,6 +92,43 @@ def test_top_p_in_float32_has_no_nan_and_keeps_the_argmax_at_a_tiny_top_p() -> N
     out = next_token_probs(logits, 1.0, top_p=1e-6)
     assert not out.isnan().any()
     assert torch.equal(out.argmax(-1), logits.argmax(-1)) and ((out > 0).sum(-1) == 1).all()
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float32, torch.float64])
+@pytest.mark.parametrize("temperature", [1e-3, 0.5, 1.0, 2.0])
+@pytest.mark.parametrize("top_k", [None, 3])
+def test_next_token_probs_is_finite_and_right_in_every_dtype_at_any_temperature(
+    dtype: torch.dtype, temperature: float, top_k: int | None
+) -> None:
+    g = torch.Generator().manual_seed(0)
+    ordinary = torch.randn(3, 50, generator=g, dtype=torch.float64) * 4  # (3, V)
+    far = torch.tensor([[70.0, 0.0] + [-5.0] * 48])  # 70 / 0.001 = 70,000 > float16's 65,504
+    large = torch.tensor([[60000.0, -60000.0] + [0.0] * 48])  # z - max overflows float16
+    logits = torch.cat([ordinary, far, large]).to(dtype)  # (5, V)
+    probs = next_token_probs(logits, temperature, top_k=top_k)
+    assert probs.dtype == dtype and probs.isfinite().all()
+    # The float64 recomputation, from the same (rounded) logits: shifted, divided, normalised.
+    z = logits.double()
+    scaled = (z - z.amax(-1, keepdim=True)) / temperature
+    if top_k is not None:
+        kth = z.topk(top_k, dim=-1).values[..., -1:]
+        scaled = scaled.masked_fill(z < kth, -math.inf)
+    expected = torch.softmax(scaled, -1)
+    # float16 goes through float32 and is rounded once: half a unit in its last place of a
+    # probability <= 1. float32 and float64 compute in their own dtype: a few of its roundings.
+    tolerance = {torch.float16: 2**-11, torch.float32: 2**-21, torch.float64: 2**-50}[dtype]
+    torch.testing.assert_close(probs.double(), expected, atol=tolerance, rtol=0)
+    torch.testing.assert_close(probs.double().sum(-1), torch.ones(5, dtype=torch.float64),
+                               atol=probs.shape[-1] * tolerance, rtol=0)  # fmt: skip
+    assert torch.equal(probs[3].argmax(), torch.tensor(0))  # the 70 keeps the mass at T = 0.001
+
+
+def test_the_sliders_helper_and_sample_next_token_keep_the_float16_promise() -> None:
+    logits = torch.tensor([70.0, 0.0], dtype=torch.float16)
+    p = sampling_distribution(logits, 0.001)
+    assert p.dtype == torch.float16 and p.tolist() == [1.0, 0.0]
+    draws = sample_next_token(logits.expand(100, 2), 0.001, generator=torch.Generator())
+    assert (draws == 0).all()
 
 
 def test_sample_next_token_draws_only_from_the_nucleus() -> None:

@@ -60,6 +60,24 @@ def test_temperature_limits() -> None:
     assert float(softmax(x, temperature=0.01)[-1]) > 1 - 1e-6
 
 
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32, torch.float64])
+@pytest.mark.parametrize("temperature", [1e-3, 0.5, 2.0])
+@pytest.mark.parametrize(
+    "row", [[70.0, 0.0], [0.0, -70.0, 3.0], [60000.0, -60000.0], [-1e4, -1e4 + 1.0]]
+)
+def test_temperature_is_finite_for_any_finite_scores(
+    dtype: torch.dtype, temperature: float, row: list[float]
+) -> None:
+    # x / τ first would overflow float16 here (70 / 0.001 = 70,000 > 65,504): NaN weights.
+    x = torch.tensor(row, dtype=dtype)
+    got = softmax(x, temperature=temperature)
+    assert got.dtype == dtype and torch.isfinite(got).all()
+    shifted = (x.double() - x.double().max()) / temperature
+    expected = torch.softmax(shifted, dim=-1)  # float64, from the scores as stored in dtype
+    tolerance = {torch.float16: 2e-3, torch.bfloat16: 1e-2}.get(dtype, 1e-6)
+    torch.testing.assert_close(got.double(), expected, atol=tolerance, rtol=0)
+
+
 NAN, INF = math.nan, math.inf
 
 

@@ -64,7 +64,7 @@ def test_the_released_notebooks_are_the_same_byte_for_byte(courses: dict[str, Pa
 def test_the_gradebooks_record_the_same_cells_and_points(courses: dict[str, Path]) -> None:
     ours, theirs = _gradebook(courses["learners"]), _gradebook(courses["instructors"])
     assert ours == theirs
-    assert sum(max_score for nb in ours.values() for _, max_score, _ in nb["grade"]) == 46
+    assert sum(max_score for nb in ours.values() for _, max_score, _ in nb["grade"]) == 48
     assert sum(len(nb["solution"]) for nb in ours.values()) == len(
         editions.solutions(editions.source_notebooks())
     )

@@ -20,6 +20,7 @@ from attnlib.checks._exercise import Exercise, Mistake, checker_of, failed, regi
 from attnlib.checks._framework import Case, CheckResult, fixed_generator
 from attnlib.checks._outcomes import call
 from attnlib.checks._run import Property, check_function
+from attnlib.checks._slips import EPSILONS, transposed_batch, with_epsilons
 
 Tensor = torch.Tensor
 
@@ -191,6 +192,25 @@ MISTAKES = (
         "1 for a column with a single entry). A share is a true division.",
         lambda x: x // x.sum(dim=-2, keepdim=True),
     ),
+    transposed_batch(
+        lambda x: (x.T / x.T.sum(dim=-1, keepdim=True)).T,
+        "on one matrix, x.T's rows are x's columns; on a (B, T, N) batch, .T turns all three "
+        "dimensions round, (N, T, B), so its rows run across the batch and the shares are "
+        "taken over the sequences. Only the last two dimensions should swap.",
+    ),
+    Mistake(
+        "swapped dimensions 0 and 1, which are the two dimensions of one matrix but not of a batch",
+        "on a (B, T, N) batch dimensions 0 and 1 are the batch and the rows: the columns are "
+        "dimension -2 (counted from the end) whatever the number of dimensions.",
+        lambda x: (x.transpose(0, 1) / x.transpose(0, 1).sum(dim=-1, keepdim=True)).transpose(0, 1),
+    ),
+    *with_epsilons(
+        "added a small number (an epsilon) to each column's total",
+        "the entries are positive, so no total is 0 and nothing needs guarding: with the "
+        "epsilon added, every column adds up to a little less than 1.",
+        lambda eps: lambda x: x / (x.sum(dim=-2, keepdim=True) + eps),
+        EPSILONS[:-1],  # 1e-7 changes no column beyond the tolerance
+    ),
     Mistake(
         "divided x in place, changing the tensor the caller passed in",
         "an in-place division overwrites the caller's x with the shares: whoever still needs "
@@ -269,6 +289,7 @@ def check_normalise_columns(fn: Callable[[Tensor], Tensor]) -> CheckResult:
         properties=(Property(_columns_sum_to_one),),
         atol=1e-7,
         rtol=1e-6,
+        dtypes=(),
     )
     unnamed = not result.passed and result.done and "The mistake:" not in result.message
     if unnamed and isinstance(call(fn, _cases()[0]).value, np.ndarray):

@@ -19,6 +19,7 @@ from attnlib.checks._exercise import Exercise, Mistake, checker_of, failed, regi
 from attnlib.checks._framework import Case, CheckResult, fixed_generator, randn64
 from attnlib.checks._implementations import CROSS_ENTROPY, NLL_LOSS
 from attnlib.checks._run import check_function
+from attnlib.checks._slips import EPSILONS, with_epsilons
 from attnlib.checks._threads import one_thread
 
 Tensor = torch.Tensor
@@ -137,6 +138,21 @@ MISTAKES = (
         "now with a made-up loss.",
         lambda z, y, m: _token_losses(z * m[..., None], y).mean(),
     ),
+    *with_epsilons(
+        "added a number to the count of positions it divides by (to keep it from 0)",
+        "the count is the number of positions that count, and there is at least one: with "
+        "anything added to it, the average comes out too small.",
+        lambda eps: lambda z, y, m: (_token_losses(z, y) * m).sum() / (m.sum() + eps),
+        (1.0, *EPSILONS[:4]),  # 1e-5 and less: within the tolerance
+    ),
+    Mistake(
+        "indexed the log-probabilities with the whole targets tensor, which picks every target "
+        "at every position (a table), not one per position",
+        "log_p[..., targets] takes, at each position, the entries of all B·T targets: the "
+        "average then runs over every class any position asked for. Each position needs the "
+        "log-probability of its own target (gather along the last dimension).",
+        lambda z, y, m: -z.log_softmax(dim=-1)[..., y][m].mean(),
+    ),
     Mistake(
         "returned a Python number (.item()), not the loss as a 0-D tensor",
         "a loss must stay a tensor, connected to the logits, so that backward() can run through "
@@ -192,7 +208,9 @@ def check_masked_cross_entropy(fn: Callable[[Tensor, Tensor, Tensor], Tensor]) -
     positions where ``mask`` (B, T) is True, from logits (B, T, V)."""
     with one_thread():
         cases = _cases()
-        result = check_function(MASKED_CROSS_ENTROPY, fn, cases, MISTAKES, forbidden=LOSSES)
+        result = check_function(
+            MASKED_CROSS_ENTROPY, fn, cases, MISTAKES, forbidden=LOSSES, dtypes=()
+        )
         if result.passed and not isinstance(fn(*cases[0].args), Tensor):
             where = f"case '{cases[0].description}'"
             problem = "the result is a Python number; the loss should be a 0-D tensor"

@@ -109,7 +109,7 @@ def check_cosine(fn: Callable[[Tensor, Tensor], Tensor]) -> CheckResult:
     formula, zeros = _formula_cases(), _zero_cases()
     for cases, mistakes in ((formula, shown_by_stacks), (zeros, ZERO_MISTAKES)):
         result = check_function(
-            COSINE, fn, cases, mistakes, forbidden=COSINES, atol=1e-6, rtol=1e-5
+            COSINE, fn, cases, mistakes, forbidden=COSINES, atol=1e-6, rtol=1e-5, dtypes=()
         )
         if not result.passed:
             return result

@@ -6,6 +6,7 @@ from __future__ import annotations
 import torch
 
 from attnlib.checks._exercise import Mistake
+from attnlib.checks._slips import EPSILONS, with_epsilons
 
 Tensor = torch.Tensor
 
@@ -16,6 +17,39 @@ def _dot(a: Tensor, b: Tensor) -> Tensor:
 
 def _lengths(a: Tensor, b: Tensor) -> Tensor:
     return a.norm(dim=-1) * b.norm(dim=-1)
+
+
+EPSILON = "added a small number (an epsilon) to the lengths, which changes every cosine a little"
+EPSILON_WHY = (
+    "the task asks for 0 where a vector is zero and for the cosine itself everywhere else: an "
+    "epsilon added to the lengths (to their product, to each, or under the square root) "
+    "shrinks every cosine, the short vectors' most. Only an exact 0 may be replaced, or the "
+    "product kept from falling below a floor far under any real length."
+)
+
+
+def _with_epsilon(eps: float, where: str):
+    def answer(a: Tensor, b: Tensor) -> Tensor:
+        if where == "product":
+            return _dot(a, b) / (_lengths(a, b) + eps)
+        if where == "each":
+            return _dot(a, b) / ((a.norm(dim=-1) + eps) * (b.norm(dim=-1) + eps))
+        root = torch.sqrt(_dot(a, a) + eps) * torch.sqrt(_dot(b, b) + eps)
+        return _dot(a, b) / root
+
+    return answer
+
+
+EPSILONS_ADDED = tuple(
+    mistake
+    for where in ("product", "each", "root")
+    for mistake in with_epsilons(
+        EPSILON,
+        EPSILON_WHY,
+        lambda eps, w=where: _with_epsilon(eps, w),
+        EPSILONS[:-1],  # 1e-7 changes no cosine beyond the tolerance
+    )
+)
 
 
 # Mistakes of the formula, shown by vectors that are not zero.
@@ -102,6 +136,7 @@ FORMULA_MISTAKES = (
         "stack divides the wrong entries.",
         lambda a, b: _dot(a / a.norm(dim=-1), b / b.norm(dim=-1)),
     ),
+    *EPSILONS_ADDED,
 )
 
 

@@ -224,6 +224,13 @@ def check_dot_product(fn: Callable[[Tensor, Tensor], Tensor]) -> CheckResult:
     """Check ``dot_product(a, b)``: Σ a_i b_i along the last dimension of ``(..., n)`` tensors
     that broadcast; returns ``(...)``."""
     result = check_function(
-        DOT_PRODUCT, fn, _cases(), MISTAKES, forbidden=DOT_PRODUCTS, atol=1e-7, rtol=1e-6
+        DOT_PRODUCT,
+        fn,
+        _cases(),
+        MISTAKES,
+        forbidden=DOT_PRODUCTS,
+        atol=1e-7,
+        rtol=1e-6,
+        dtypes=(),
     )
     return result

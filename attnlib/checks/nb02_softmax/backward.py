@@ -20,6 +20,7 @@ from attnlib.checks._implementations import (
     SOFTMAX_GRADIENT,
 )
 from attnlib.checks._run import check_function
+from attnlib.checks._slips import transposed_batch
 
 Tensor = torch.Tensor
 
@@ -135,6 +136,12 @@ MISTAKES = (
         "the entries off the diagonal are −p_i·p_j: raising one score lowers every other "
         "weight. With a plus, the weighted sum is added instead of subtracted.",
         lambda p, g: p * g + p * _weighted(p, g),
+    ),
+    transposed_batch(
+        lambda p, g: ((torch.diag_embed(p) - p.unsqueeze(-1) * p.unsqueeze(-2)) @ g.T).T,
+        "for one row, g.T is g itself; for a batch (B, n), .T turns it into (n, B), and the "
+        "product pairs every row's Jacobian with every row's g: only the last two dimensions "
+        "of a batch may swap, and here g needs one extra dimension, not a transpose.",
     ),
     Mistake(
         "mixed up p and g in the formula",

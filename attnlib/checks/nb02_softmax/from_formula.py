@@ -20,6 +20,7 @@ from attnlib.checks._framework import Case, CheckResult, fixed_generator, vec
 from attnlib.checks._implementations import LOG_SOFTMAX, LOGSUMEXP, SOFTMAX
 from attnlib.checks._properties import keeps_order_of_first_argument, rows_sum_to_one
 from attnlib.checks._run import call, check_function, same_behaviour
+from attnlib.checks._slips import EPSILONS, with_epsilons
 
 Tensor = torch.Tensor
 
@@ -157,6 +158,13 @@ MISTAKES = (
         "last dimension whatever the shape.",
         _rows_of,
     ),
+    *with_epsilons(
+        "added a small number (an epsilon) to the total",
+        "a total of exponentials is never 0, so nothing needs guarding: with the epsilon added, "
+        "every row adds up to a little less than 1.",
+        lambda eps: lambda x: _exp(x) / (_exp(x).sum(dim=-1, keepdim=True) + eps),
+        EPSILONS[:5],  # 1e-6 and less: within the tolerance
+    ),
     Mistake(
         "used a rounded value of e (such as 2.718) as the base",
         "b^x is e^(x·ln b): with b a little off e, every score is scaled by ln b, which is a "
@@ -196,7 +204,13 @@ def check_softmax_from_formula(fn: Callable[[Tensor], Tensor]) -> CheckResult:
     properties = (rows_sum_to_one(), keeps_order_of_first_argument())
     cases = _formula_cases()
     result = check_function(
-        SOFTMAX_FROM_FORMULA, fn, cases, MISTAKES, forbidden=SOFTMAXES, properties=properties
+        SOFTMAX_FROM_FORMULA,
+        fn,
+        cases,
+        MISTAKES,
+        forbidden=SOFTMAXES,
+        properties=properties,
+        dtypes=(),
     )
     unnamed = not result.passed and result.done and "The mistake:" not in result.message
     if unnamed and _at_a_wrong_temperature(fn, cases):

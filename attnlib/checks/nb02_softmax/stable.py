@@ -17,6 +17,7 @@ from attnlib.checks._exercise import Exercise, Mistake, checker_of, register
 from attnlib.checks._framework import Case, CheckResult, fixed_generator
 from attnlib.checks._properties import keeps_order_of_first_argument, rows_sum_to_one
 from attnlib.checks._run import check_function
+from attnlib.checks._slips import EPSILONS, with_epsilons
 from attnlib.checks.nb02_softmax.from_formula import SOFTMAX_IMPLEMENTATIONS, reference_softmax
 
 Tensor = torch.Tensor
@@ -142,6 +143,18 @@ MISTAKES = (
         "that pair raises. The values are one part of it (amax gives them alone).",
         lambda x, dim=-1: _shifted(x, x.max(dim=dim, keepdim=True), dim),
     ),
+    *with_epsilons(
+        "added a small number (an epsilon) to the total",
+        "after the shift the largest exponential is e^0 = 1, so the total is at least 1 and "
+        "nothing needs guarding: with the epsilon added, every row adds up to less than 1.",
+        lambda eps: (
+            lambda x, dim=-1: (
+                torch.exp(x - x.amax(dim=dim, keepdim=True))
+                / (torch.exp(x - x.amax(dim=dim, keepdim=True)).sum(dim=dim, keepdim=True) + eps)
+            )
+        ),
+        EPSILONS[:3],  # 1e-4 and less: within the tolerance
+    ),
     Mistake(
         "divided the scores by the row's largest score instead of subtracting it",
         "dividing changes the differences between the scores, and softmax depends on nothing "
@@ -204,4 +217,5 @@ def check_stable_softmax(fn: Callable[[Tensor, int], Tensor]) -> CheckResult:
         MISTAKES,
         forbidden=SOFTMAX_IMPLEMENTATIONS,
         properties=properties,
+        dtypes=(torch.float64,),
     )

@@ -5,7 +5,7 @@ out = weights @ x, the original vectors. The cases show each mistake: vectors of
 different lengths (dot products, the mix of the normalised vectors), T ≠ C (a length taken
 without ``keepdim`` or along the wrong dimension fails instead of running), a square input
 (where it runs and is wrong), batches of 3 and 4 dimensions (``x.T``), two temperatures (τ
-left out or multiplied) and a single vector.
+left out or multiplied), a single vector and short vectors (an epsilon added to the lengths).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from attnlib.checks._exercise import Exercise, Mistake, checker_of, register
 from attnlib.checks._framework import Case, CheckResult, fixed_generator
 from attnlib.checks._properties import rows_sum_to_one
 from attnlib.checks._run import check_function
+from attnlib.checks._slips import with_epsilons
 from attnlib.checks.nb03_naive_attention._common import out_is_weights_applied_to_x
 
 Tensor = torch.Tensor
@@ -57,6 +58,30 @@ def _unit(x: Tensor) -> Tensor:
 
 def _t(x: Tensor) -> Tensor:
     return x.transpose(-2, -1)
+
+
+def _cosines_with_epsilon(x: Tensor, eps: float, where: str) -> Tensor:
+    norms = x.norm(dim=-1, keepdim=True)  # (..., T, 1)
+    if where == "each":
+        unit = x / (norms + eps)
+        return unit @ _t(unit)
+    if where == "root":
+        unit = x / torch.sqrt((x * x).sum(dim=-1, keepdim=True) + eps)
+        return unit @ _t(unit)
+    return (x @ _t(x)) / (norms * _t(norms) + eps)
+
+
+EPSILONS_ADDED = tuple(
+    mistake
+    for where in ("each", "product", "root")
+    for mistake in with_epsilons(
+        "added a small number (an epsilon) to the lengths, which changes every cosine",
+        "the task promises no zero vectors, so nothing needs guarding: an epsilon shrinks "
+        "every cosine, a short vector's most (one of length 0.001 loses a thousandth of it to "
+        "an epsilon of 1e-6), and the weights move with the scores.",
+        lambda eps, w=where: lambda x, tau: _attend(_cosines_with_epsilon(x, eps, w) / tau, x),
+    )
+)
 
 
 def _reversed_t(x: Tensor) -> Tensor:
@@ -165,6 +190,7 @@ MISTAKES = (
         "weights, shape (..., T, T).",
         lambda x, tau: _attend(_unit(x) @ _t(_unit(x)) / tau, x)[::-1],
     ),
+    *EPSILONS_ADDED,
     Mistake(
         "transposed with x.T, which reverses every dimension of a batch (B, T, C)",
         "for a batch only the last two dimensions swap: x.T turns (B, T, C) into (C, T, B).",
@@ -193,6 +219,11 @@ def _cases() -> list[Case]:
         ("a batch of 2 sequences, (2, 4, 3), τ = 0.2", torch.randn(2, 4, 3, generator=g), 0.2),
         ("a (2, 3, 5, 6) batch, τ = 0.3", torch.randn(2, 3, 5, 6, generator=g), 0.3),
         ("a single vector, (1, 4), τ = 0.5", torch.randn(1, 4, generator=g), 0.5),
+        (
+            "4 short vectors, lengths about 0.002, (4, 3), τ = 0.05",
+            torch.randn(4, 3, generator=g, dtype=torch.float64) * 1e-3,
+            0.05,
+        ),
     ]
     return [Case(name, (x, tau), _reference(x, tau)) for name, x, tau in specs]
 

@@ -106,6 +106,7 @@ def check_local_self_attention(
         MISTAKES,
         forbidden=MASKED_ATTENTION,
         properties=(zero_outside(_allowed, "outside the query's window"), rows_sum_to_one()),
+        dtypes=(torch.float64,),
     )
     # -1e9 with another mistake: name the one float16 shows beyond doubt, one fix at a time.
     return named_by_overflow(result, LOCAL, fn, cases[-1], MINUS_1E9)

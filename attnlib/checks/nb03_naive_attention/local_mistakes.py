@@ -13,6 +13,7 @@ import torch
 
 import attnlib
 from attnlib.checks._exercise import Mistake
+from attnlib.checks._slips import softmax_epsilons
 
 Tensor = torch.Tensor
 
@@ -181,6 +182,16 @@ MISTAKES = (
         lambda x, window: masked_attention(x, window_mask(x, window), fill=-1e9),
     ),
     Mistake(
+        "filled the hidden scores with float32's smallest number, which float16 cannot hold",
+        "float16 stops at about -65504, so masked_fill refuses float32's smallest number "
+        "(about -3.4e38) there; -inf, or the smallest number of the scores' own dtype, works "
+        "in every float type.",
+        lambda x, window: masked_attention(
+            x, window_mask(x, window), fill=torch.finfo(torch.float32).min
+        ),
+        written=r"finfo\(\s*(torch\.)?float32\s*\)|finfo\(\s*\)",
+    ),
+    Mistake(
         "took T from x.shape[0], which for a batch is the number of sequences",
         "x is (..., T, C): the length of a sequence is the size of its second-to-last dimension, "
         "whatever the batch dimensions in front.",
@@ -215,5 +226,10 @@ MISTAKES = (
         "later in the sequence), every visible weight rounds to 0 and the renormalisation "
         "divides 0 by 0. Hide the scores before the softmax.",
         lambda x, window: _renormalised(x, window_mask(x, window)),
+    ),
+    *softmax_epsilons(
+        lambda softmax: (
+            lambda x, window: masked_attention(x, window_mask(x, window), softmax=softmax)
+        )
     ),
 )

@@ -45,6 +45,11 @@ STACKED = register(
 )
 
 
+def _t_from_the_first_dimension(x: Tensor, layers: int) -> tuple[Tensor, Tensor]:
+    """The stack with T read as x.shape[0] (the identity to start from is that wide)."""
+    return _loop(x, layers, start="batch size")
+
+
 def _loop(
     x: Tensor, layers: int, *, start: str = "identity", combine: str = "before", runs: int = 0
 ) -> tuple[Tensor, Tensor]:
@@ -186,7 +191,8 @@ MISTAKES = (
         "took T from x.shape[0], which for a batch is the number of sequences",
         "x is (..., T, C): the number of vectors is the size of its second-to-last dimension, "
         "whatever the batch dimensions in front; the identity to start from is (T, T).",
-        lambda x, layers: _loop(x, layers, start="batch size"),
+        _t_from_the_first_dimension,
+        written=r"shape\[0\]|size\(0\)|\blen\(",  # a .T of a batch crashes alike
     ),
     Mistake(
         "returned the pair the wrong way round, (weights, out)",
@@ -265,4 +271,6 @@ def check_stacked_naive_attention(
         _cases(),
         MISTAKES,
         properties=(rows_sum_to_one(), out_is_weights_applied_to_x()),
+        dtypes=(torch.float64,),
+        probe_case=(0, 2),  # 2 layers, and 0 layers: the weights are then the start alone
     )

@@ -7,10 +7,12 @@ Notebook 04.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import torch
 
 from attnlib.checks._exercise import Mistake
+from attnlib.checks._slips import softmax_epsilons
 from attnlib.checks.nb04_queries_keys_values.common import (
     Pair,
     attend,
@@ -39,6 +41,18 @@ def _whole_matrix(q: Tensor, k: Tensor, v: Tensor) -> Pair:
 def _bmm(q: Tensor, k: Tensor, v: Tensor) -> Pair:
     weights = torch.softmax(torch.bmm(q, k.transpose(-2, -1)) / math.sqrt(q.shape[-1]), dim=-1)
     return torch.bmm(weights, v), weights
+
+
+def _bmm_transposed_1_2(q: Tensor, k: Tensor, v: Tensor) -> Pair:
+    """torch.bmm with the keys transposed as a 3-D batch is (dims 1 and 2)."""
+    weights = torch.softmax(torch.bmm(q, k.transpose(1, 2)) / math.sqrt(q.shape[-1]), dim=-1)
+    return torch.bmm(weights, v), weights
+
+
+def _attend_with(softmax: Callable[..., Tensor], q: Tensor, k: Tensor, v: Tensor) -> Pair:
+    """Scaled dot-product attention through the given ``softmax(scores, dim)``."""
+    weights = softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)
+    return weights @ v, weights
 
 
 def _values_first(q: Tensor, k: Tensor, v: Tensor) -> Pair:
@@ -192,6 +206,13 @@ MISTAKES = (
         "operator (torch.matmul) multiplies the last two dimensions of any number of them.",
         _bmm,
     ),
+    # the same, its keys transposed as a 3-D batch's are (dims 1 and 2)
+    Mistake(
+        "used torch.bmm, which takes 3-D tensors only",
+        "the inputs may have no leading dimension or two of them (a batch of heads); the @ "
+        "operator (torch.matmul) multiplies the last two dimensions of any number of them.",
+        _bmm_transposed_1_2,
+    ),
     Mistake(
         "wrote the einsum subscripts for 3-D inputs only (one letter for a batch in front)",
         "einsum wants one letter per dimension of each operand, so a fixed equation takes one "
@@ -278,4 +299,5 @@ MISTAKES = (
         "first, then the weights.",
         _swapped,
     ),
+    *softmax_epsilons(lambda softmax: lambda q, k, v: _attend_with(softmax, q, k, v)),
 )

@@ -205,8 +205,8 @@ MISTAKES = (
         lambda y, x, w_q, w_k, w_v: _right(y, x, w_q, w_k, w_v, dim=-2),
     ),
     Mistake(
-        "transposed the keys in a way that is right only for 2-D tensors (.T or transpose(0, 1))",
-        "for a batch of keys (B, T_x, d_k), .T gives (d_k, T_x, B) and transpose(0, 1) gives "
+        "transposed in a way that is right only for 2-D tensors (.T or transpose(0, 1))",
+        "for a batch (B, T_x, d_k), .T gives (d_k, T_x, B) and transpose(0, 1) gives "
         "(T_x, B, d_k): only the last two dimensions may swap.",
         lambda y, x, w_q, w_k, w_v: _right(y, x, w_q, w_k, w_v, flip=reversed_dims),
     ),

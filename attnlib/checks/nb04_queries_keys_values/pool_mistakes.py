@@ -13,6 +13,7 @@ import torch
 from torch import nn
 
 from attnlib.checks._exercise import Mistake
+from attnlib.checks._slips import softmax_epsilons
 from attnlib.checks.nb04_queries_keys_values.common import Pair, by_hand_softmax_unshifted
 
 Tensor = torch.Tensor
@@ -274,5 +275,12 @@ MISTAKES = (
         "returned (weights, out) instead of (out, weights)",
         "the pair comes back in attnlib's order: the output first, then the weights.",
         _swapped,
+    ),
+    *softmax_epsilons(
+        lambda softmax: (
+            lambda x, query, key_proj, value_proj: _pool(
+                softmax(_scores(x, query, key_proj), dim=-1), x, value_proj
+            )
+        )
     ),
 )

@@ -17,6 +17,7 @@ import torch
 
 from attnlib.checks._exercise import Mistake
 from attnlib.checks._implementations import ATTENTION, ATTENTION_MODULES
+from attnlib.checks._slips import EPSILONS, with_epsilons
 
 Tensor = torch.Tensor
 Pair = tuple[Tensor, Tensor]
@@ -95,7 +96,34 @@ def _added_minus_1e9(q: Tensor, k: Tensor, v: Tensor, mask: Tensor) -> Pair:
     return weights @ v, weights  # float16 scores became float32: raises
 
 
+def _total_plus(eps: float):
+    def answer(q: Tensor, k: Tensor, v: Tensor, mask: Tensor) -> Pair:
+        scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+        powers = torch.exp(scores - scores.amax(dim=-1, keepdim=True)) * mask
+        weights = powers / (powers.sum(dim=-1, keepdim=True) + eps)
+        return weights @ v, weights
+
+    return answer
+
+
 MISTAKES = (
+    Mistake(
+        "added an epsilon to each row's total that float16 rounds to 0, so a row that may "
+        "attend to nothing is still 0 / 0 there",
+        "float16's smallest number above 0 is about 6e-8: an epsilon of 1e-8 or less becomes 0 "
+        "in a float16 sum, and the empty row divides 0 by 0 after all. The row with no allowed "
+        "key needs its 0 set where it is empty, not a number added to every total.",
+        _total_plus(1e-9),
+    ),
+    *with_epsilons(
+        "added a small number (an epsilon) to each row's total, so its weights add up to less "
+        "than 1",
+        "a row with an allowed key has a total of at least 1 once its largest score is "
+        "subtracted, and needs no guard: an epsilon there takes a share from every weight. Only "
+        "a row that may attend to nothing needs its 0 set.",
+        _total_plus,
+        EPSILONS[:5],  # 1e-6 and less: within the tolerance
+    ),
     Mistake(
         "blocked the pairs where the mask is True (True = blocked)",
         "in this course, as in F.scaled_dot_product_attention, True means 'may attend': the "

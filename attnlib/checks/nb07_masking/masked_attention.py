@@ -196,4 +196,5 @@ def check_my_masked_attention(
             _allowed_rows_sum_to_one(),
         ),
         output_names=("out", "weights"),
+        dtypes=(),
     )

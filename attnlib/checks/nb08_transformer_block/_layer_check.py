@@ -17,9 +17,10 @@ import torch
 from torch import nn
 
 from attnlib.checks._calls import CallWatch
+from attnlib.checks._crash import float_dtype_of
 from attnlib.checks._exercise import failed, not_done, passed, refused
 from attnlib.checks._framework import CheckResult, task_of
-from attnlib.checks._run import same_behaviour
+from attnlib.checks._run import crash_report, same_behaviour
 from attnlib.checks._threads import on_one_thread
 from attnlib.checks.nb08_transformer_block._layers import (
     D_FF,
@@ -143,6 +144,10 @@ def _named(
     first = wrong.index(True)
     where, problem = f"case '{spec.cases[first].description}'", str(problems[first])
     mistake = recognise_layer(spec, outcomes, wrong)
+    error = outcomes[first].error
+    if error is not None:  # where in the layer's code, and the slip the crash shows
+        lines, mistake = crash_report(error, float_dtype_of(spec.cases[first].args), mistake)
+        problem += lines
     if mistake is not None:
         return failed(exercise, layer_class, where, problem, mistake)
     if all(not bad for bad, case in zip(wrong, spec.cases, strict=True) if not case.training):

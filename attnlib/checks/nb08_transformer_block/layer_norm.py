@@ -5,7 +5,9 @@ square batch (statistics without ``keepdim``, or down the columns), γ of shape 
 dimension alone), a constant vector (no ε: 0 / 0), a tiny spread around a large mean, in float64
 (ε outside the root) and in float32 (a variance that cancels), and ε = 0.5 (ε ignored). A right
 result computed by editing x in place is refused as well (by the framework's check that an
-answer leaves its arguments as they were), and named as the table's in-place mistake.
+answer leaves its arguments as they were), and named as the table's in-place mistake. Every
+result must keep its input's dtype (float64, float32, and float16 tried on the first case): a
+result in another dtype, or a float32 constant that breaks float16, is named.
 """
 
 from __future__ import annotations
@@ -127,7 +129,11 @@ def _only_float32_lost(fn: Callable[..., Tensor], cases: list[Case]) -> Case | N
 def check_layer_norm_trailing_dims(fn: Callable[..., Tensor]) -> CheckResult:
     """Check ``layer_norm(x, gamma, beta, eps)``: LayerNorm over the last ``gamma.dim()`` dims."""
     cases = _cases()
-    result = check_function(LAYER_NORM, fn, cases, MISTAKES, forbidden=NORMALISATIONS)
+    # The task names float32 inputs: a LayerNorm answers in its input's dtype, so the result
+    # must keep it, and the first case is tried in float16 too (a float32 constant breaks it).
+    result = check_function(
+        LAYER_NORM, fn, cases, MISTAKES, forbidden=NORMALISATIONS, dtypes=(torch.float16,)
+    )
     if result.passed or not result.done or "The mistake:" in result.message:
         return result
     lost = _only_float32_lost(fn, cases) if callable(fn) else None

@@ -31,6 +31,10 @@ def _centred(x: Tensor, dims: tuple[int, ...]) -> Tensor:
     return x - x.mean(dim=dims, keepdim=True)
 
 
+def _variance(x: Tensor, dims: tuple[int, ...]) -> Tensor:
+    return _centred(x, dims).pow(2).mean(dim=dims, keepdim=True)
+
+
 def _cancelling(x: Tensor, gamma: Tensor, beta: Tensor, eps: float = 1e-5) -> Tensor:
     d = _dims(gamma)
     mean = x.mean(dim=d, keepdim=True)
@@ -129,6 +133,24 @@ MISTAKES = (
         "ε is added to the variance, inside the root: √(σ² + ε). Outside it, √σ² + ε, the two "
         "differ most where it matters, on a position whose spread is tiny.",
         lambda x, gamma, beta, eps=1e-5: gamma * _norm(x, _dims(gamma), eps, inside=False) + beta,
+    ),
+    Mistake(
+        "added ε after dividing by the square root, to the result, not to the variance under it",
+        "(x − μ) / √σ² + ε divides first and adds ε to every output: a position of equal "
+        "entries divides 0 by 0, and the others are shifted by ε. ε belongs under the root, "
+        "√(σ² + ε).",
+        lambda x, gamma, beta, eps=1e-5: (
+            gamma * _centred(x, _dims(gamma)) / torch.sqrt(_variance(x, _dims(gamma))) + eps + beta
+        ),
+    ),
+    Mistake(
+        "took the square root of the standard deviation plus ε, (σ + ε)^½",
+        "the denominator is the standard deviation itself, √(σ² + ε): the root of σ + ε is the "
+        "fourth root of the variance, and scales each position by the wrong amount.",
+        lambda x, gamma, beta, eps=1e-5: (
+            gamma * _centred(x, _dims(gamma)) / (_variance(x, _dims(gamma)).sqrt() + eps) ** 0.5
+            + beta
+        ),
     ),
     Mistake(
         "left ε out",

@@ -11,6 +11,7 @@ Notebook 09.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -42,15 +43,18 @@ def check_converted(
     mistakes: Sequence[Mistake],
     **options: Any,
 ) -> CheckResult:
-    """:func:`check_function` on ``convert(fn(*args))`` for the cases ``cases()`` makes, run
-    without gradients on one thread; a pass records ``fn`` itself."""
+    """:func:`check_function` on ``convert(fn(*args))`` (or ``convert(fn(*args), args)`` when
+    ``convert`` takes two arguments) for the cases ``cases()`` makes, run without gradients on
+    one thread; a pass records ``fn`` itself."""
     if not callable(fn):
         return check_function(exercise, fn, [], mistakes)
+
+    with_arguments = len(inspect.signature(convert).parameters) > 1
 
     def answer(*args: Any) -> Any:
         with torch.no_grad():  # a model's forward pass builds no graph
             got = fn(*args)
-        return convert(got)
+        return convert(got, args) if with_arguments else convert(got)
 
     answer.__doc__ = fn.__doc__
     with one_thread():

@@ -67,6 +67,26 @@ MISTAKES = (
     _mistake(*PRECEDENCE, penalty="precedence"),
     _mistake(*PRECEDENCE, penalty="divided twice"),  # sum / (5 + |y|) / 6**α
     _mistake(
+        "raised only 5 + |y| to the power α and divided by 6 after, not the whole fraction",
+        "the penalty is ((5 + |y|) / 6)^α, the fraction raised to α: with the 6 left outside "
+        "the power, every score is divided by a penalty 6^(1 − α) times too small (at α = 0.6, "
+        "about half), and the scores no longer compare with attnlib's.",
+        penalty="power over 6",
+    ),
+    _mistake(
+        "multiplied the fraction (5 + |y|) / 6 by α instead of raising it to the power α",
+        "α is an exponent: ((5 + |y|) / 6)^α grows slower than the fraction itself for α < 1. "
+        "Times α, the penalty grows in a straight line with |y| and favours long outputs "
+        "another way.",
+        penalty="times alpha",
+    ),
+    _mistake(
+        "divided only |y| by 6 (5 + |y| / 6), not the sum 5 + |y|",
+        "the penalty's fraction is (5 + |y|) / 6, the whole sum over 6: a division binds "
+        "tighter than the addition, so without brackets only |y| is divided.",
+        penalty="length over 6",
+    ),
+    _mistake(
         "multiplied the sum by the length penalty instead of dividing it",
         "the sums are negative: multiplying by a penalty that grows with |y| makes long "
         "hypotheses worse, the opposite of what the penalty is for.",

@@ -21,7 +21,8 @@ class Rules:
     """The choices a beam search makes; the defaults are the exercise's."""
 
     # "gnmt", "power" (|y|^α), "none", "precedence" ((5+|y|)/6^α), "divided twice" (sum / (5+|y|)
-    # / 6^α), "times"
+    # / 6^α), "times", "power over 6" ((5+|y|)^α / 6), "times alpha" ((5+|y|)/6 · α),
+    # "length over 6" ((5 + |y|/6)^α)
     penalty: str = "gnmt"
     length: str = "tokens"  # |y|: "tokens" (with <eos>), "no_eos", "with_bos"
     keep_finished: bool = True  # an ended hypothesis stays among the candidates
@@ -71,6 +72,12 @@ def _normalised(tokens: list[int], total: float, eos_id: int, alpha: float, rule
         return total / (5 + n) / 6**alpha
     if rules.penalty == "times":
         return total * ((5 + n) / 6) ** alpha
+    if rules.penalty == "power over 6":  # (5 + |y|)^α / 6
+        return total / ((5 + n) ** alpha / 6)
+    if rules.penalty == "times alpha":  # (5 + |y|) / 6 · α
+        return total / ((5 + n) / 6 * alpha)
+    if rules.penalty == "length over 6":  # (5 + |y| / 6)^α
+        return total / (5 + n / 6) ** alpha
     return total / ((5 + n) / 6) ** alpha
 
 

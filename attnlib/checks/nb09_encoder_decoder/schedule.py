@@ -73,7 +73,7 @@ def _right(s: float, peak: float, w: int, n: int, f: float) -> float:
 
 
 PRODUCT = (
-    "multiplied the warm-up ramp by a decay that starts at step 1, as §6's loop does",
+    "multiplied the warm-up ramp by a decay that starts at the first step, as §6's loop does",
     "the product of the two is below both: it peaks under peak_lr and reaches the floor "
     "at another step. The decay must start at the peak, at step warmup.",
 )
@@ -86,6 +86,11 @@ MISTAKES = (
     Mistake(*PRODUCT, lambda s, peak, w, n, f: peak * min(s / w, 1.0) * max(f, 1 - (s - 1) / n)),
     # the same, its decay written 1 − step / n_steps
     Mistake(*PRODUCT, lambda s, peak, w, n, f: peak * min(s / w, 1.0) * max(f, 1 - s / n)),
+    # the same, its decay a line from 1 at step 0 down to the floor at n_steps
+    Mistake(
+        *PRODUCT,
+        lambda s, peak, w, n, f: peak * min(s / w, 1.0) * (1 - (1 - f) * min(s / n, 1.0)),
+    ),
     Mistake(
         "held the rate at the floor or above during the warm-up too",
         "the floor is where the decay stops; the warm-up starts from peak_lr / warmup, which "
@@ -98,6 +103,21 @@ MISTAKES = (
         "then the line is already below peak_lr when the warm-up ends: the fall runs from "
         "step warmup, where the rate is peak_lr, to step n_steps.",
         lambda s, peak, w, n, f: peak * min(s / w, max(f, 1 - (1 - f) * s / n)),
+    ),
+    # the same, the warm-up and the fall written as two branches
+    Mistake(
+        "let the falling line start at step 0 instead of at the peak",
+        "then the line is already below peak_lr when the warm-up ends: the fall runs from "
+        "step warmup, where the rate is peak_lr, to step n_steps.",
+        lambda s, peak, w, n, f: peak * s / w if s <= w else peak * max(f, 1 - (1 - f) * s / n),
+    ),
+    # the same, with the floor put around both lines (so under the warm-up too)
+    Mistake(
+        "let the falling line start at step 0 instead of at the peak",
+        "then the line is already below peak_lr when the warm-up ends: the fall runs from "
+        "step warmup, where the rate is peak_lr, to step n_steps. (The floor stops only the "
+        "fall, too: the warm-up starts below it.)",
+        lambda s, peak, w, n, f: peak * max(f, min(s / w, 1 - (1 - f) * s / n)),
     ),
     Mistake(
         "let the falling line reach 0 at n_steps and cut it at the floor",
@@ -229,6 +249,6 @@ def check_warmup_linear_decay(fn: Callable[[int, float, int, int, float], float]
         MISTAKES,
         forbidden=SCHEDULE_IMPLEMENTATIONS,
         atol=1e-12,
-        rtol=1e-9,
+        rtol=1e-6,  # a rate computed in float32 is right: it keeps 7 digits
         output_names=("the learning rate",),
     )

@@ -15,6 +15,7 @@ import torch
 import torch.nn.functional as F
 
 from attnlib.checks._exercise import Mistake
+from attnlib.checks._slips import EPSILONS, with_epsilons
 
 Tensor = torch.Tensor
 
@@ -281,5 +282,20 @@ MISTAKES = (
         "the padding token is pad_id: its column of q is 0 and its positions are left out of "
         "the mean, whichever id it has.",
         lambda logits, target, eps, pad_id: reference_smoothed_loss(logits, target, eps, 0),
+    ),
+    *with_epsilons(
+        "added a number to the count of positions it divides by (to keep it from 0)",
+        "the count is the number of positions whose target is not <pad>, and there is at "
+        "least one: with anything added to it, the average comes out too small.",
+        lambda eps: (
+            lambda logits, target, smoothing, pad_id: _loss(
+                logits.log_softmax(-1),
+                target,
+                pad_id,
+                _q(logits, target, smoothing, pad_id),
+                lambda per, keep: (per * keep).sum() / (keep.sum() + eps),
+            )
+        ),
+        (1.0, *EPSILONS[:4]),  # 1e-5 and less: within the tolerance
     ),
 )

@@ -1,4 +1,4 @@
-"""Notebook 10, Exercise 6: the usual wrong KV-cached loops, each written as a learner would.
+"""Notebook 10, Exercise 8: the usual wrong KV-cached loops, each written as a learner would.
 
 Each is ``generate(gpt, idx, n) -> (B, T + n)``, greedy, like the exercise. :func:`cached_loop`
 is the loop with one switch per mistake; :func:`recomputes_with_blocks` gives the right tokens

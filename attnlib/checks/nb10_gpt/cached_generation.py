@@ -1,4 +1,4 @@
-"""Notebook 10, Exercise 6 (optional): greedy generation with a KV cache, written by the learner.
+"""Notebook 10, Exercise 8 (optional): greedy generation with a KV cache, written by the learner.
 
 The learner's ``my_generate_cached(gpt, idx, n)`` runs on a small GPT the checker builds
 (float64, fixed random weights; prompts whose length plus ``n`` fit in ``max_len``). It must
@@ -45,9 +45,9 @@ CASES = (  # (description, batch, prompt length, new tokens): prompt + new ≤ m
 
 CACHED_GENERATION = register(
     Exercise(
-        id="ex6_my_generate_cached",
+        id="ex8_my_generate_cached",
         notebook="10",
-        number=6,
+        number=8,
         name="my_generate_cached",
         optional=True,
         hints=(

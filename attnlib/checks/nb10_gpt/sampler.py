@@ -1,4 +1,4 @@
-"""Notebook 10, Exercise 5: a sampler (temperature, top-k, top-p, greedy), checked by its draws.
+"""Notebook 10, Exercise 7: a sampler (temperature, top-k, top-p, greedy), checked by its draws.
 
 A sampler is random, so the check is statistical. For each case it asks the learner's sampler
 for :data:`DRAWS` draws at once (a batch of identical rows), counts how often each token came
@@ -45,9 +45,9 @@ FALSE_FAILURE = 1e-7  # at most this chance that a right sampler fails the check
 
 SAMPLER = register(
     Exercise(
-        id="ex5_my_sample",
+        id="ex7_my_sample",
         notebook="10",
-        number=5,
+        number=7,
         name="my_sample",
         hints=(
             "The sampler draws from one distribution that temperature, top-k and top-p define "
@@ -139,12 +139,8 @@ def per_token_delta(cases: tuple[SamplingCase, ...] = CASES) -> float:
     return FALSE_FAILURE / sum(int((case.probs() > 0).sum()) for case in cases)  # type: ignore[operator]
 
 
-def _by_name(name: str) -> Mistake:
-    return next(m for m in wrong.MISTAKES if m.name == name)
-
-
 def _fits(mistake: Mistake, seen: list[tuple[SamplingCase, torch.Tensor]], delta: float) -> bool:
-    distribution = wrong.DISTRIBUTIONS.get(mistake.name)
+    distribution = wrong.DISTRIBUTIONS.get(mistake)
     return all(first_misfit(c, case.probs(distribution), delta) is None for case, c in seen)
 
 
@@ -154,12 +150,12 @@ def _diagnose(
     """The first mistake whose distribution differs from the right one in the failing case
     and fits the counts of every case so far, preferring one that fits the probes too."""
     case, fitting = seen[-1][0], []
-    for name, distribution in wrong.DISTRIBUTIONS.items():
+    for mistake, distribution in wrong.DISTRIBUTIONS.items():
         theirs = case.probs(distribution)
         if theirs is None or torch.allclose(theirs, case.probs()):  # type: ignore[arg-type]
             continue  # right here: this mistake cannot explain the failure
-        if _fits(_by_name(name), seen, delta):
-            fitting.append(_by_name(name))
+        if _fits(mistake, seen, delta):
+            fitting.append(mistake)
     also = [m for m in fitting if _fits(m, list(probed), delta)]
     return (also or fitting or [None])[0]
 

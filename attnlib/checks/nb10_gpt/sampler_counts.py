@@ -1,4 +1,4 @@
-"""Notebook 10, Exercise 5: how the sampler's counts are judged against a distribution.
+"""Notebook 10, Exercise 7: how the sampler's counts are judged against a distribution.
 
 A Bernstein bound on each token's count (:func:`allowed_deviation`), the first token whose
 count lies outside it (:func:`first_misfit`), and greedy decoding's one freedom: on tied

@@ -1,10 +1,11 @@
-"""Notebook 10, Exercise 5: the usual wrong samplers, each written as a learner would write it.
+"""Notebook 10, Exercise 7: the usual wrong samplers, each written as a learner would write it.
 
 A sampler's mistake shows in the distribution it draws from, so most are written as the
 weights the learner's code hands to ``torch.multinomial`` (:func:`weights`, with one switch
-per mistake); the checker compares a failing sampler's counts with each mistake's
-distribution. Two mistakes leave the distribution right and show otherwise: a result of shape
-``(B,)`` and draws that ignore the generator.
+per mistake; a mistake made several usual ways, such as top-k's fill of 0, −1 or the row's
+smallest logit, has one entry per way under one name); the checker compares a failing
+sampler's counts with each mistake's distribution. Two mistakes leave the distribution right
+and show otherwise: a result of shape ``(B,)`` and draws that ignore the generator.
 """
 
 from __future__ import annotations
@@ -21,10 +22,22 @@ Sampler = Callable[..., Tensor]  # sample(logits (B, V), temperature, top_k, top
 Weights = Callable[[Tensor, float, int | None, float | None], Tensor]  # (B, V) -> (B, V)
 
 
-def top_k(z: Tensor, k: int, offset: int = 0) -> Tensor:
-    """Each row's k largest logits kept (k + offset with a mistake), -inf elsewhere."""
+def _fill(z: Tensor, how: float | str) -> Tensor:
+    """What a learner puts in place of the removed logits: a number, or the row's smallest or
+    mean logit, broadcast to ``z``'s shape."""
+    if how == "row min":
+        return z.amin(dim=-1, keepdim=True).expand_as(z)
+    if how == "row mean":
+        return z.mean(dim=-1, keepdim=True).expand_as(z)
+    return torch.full_like(z, float(how))
+
+
+def top_k(z: Tensor, k: int, offset: int = 0, fill: float | str = -torch.inf) -> Tensor:
+    """Each row's k largest logits kept (k + offset with a mistake), -inf (or ``fill``, with a
+    mistake) elsewhere."""
     kept = max(1, min(k + offset, z.shape[-1]))
-    return z.masked_fill(z < z.topk(kept, dim=-1).values[..., -1:], -torch.inf)
+    removed = z < z.topk(kept, dim=-1).values[..., -1:]
+    return torch.where(removed, _fill(z, fill), z)
 
 
 def nucleus(probs: Tensor, top_p: float, mistake: str = "") -> Tensor:
@@ -53,6 +66,8 @@ def weights(
     p_when: str = "last",
     softmax_dim: int = -1,
     ids: str = "vocabulary",
+    k_fill: float | str = -torch.inf,
+    p_fill: float | str | None = None,
 ) -> Tensor:
     """What a sampler hands to torch.multinomial: right by default, one mistake per switch."""
     if temperature == 0 and at_zero == "argmax":
@@ -71,8 +86,11 @@ def weights(
         return weights(z.masked_fill(~kept, -torch.inf), t, k, None)
     z = {"divide": z / t, "multiply": z * t, "ignore": z}.get(scale, z / t)
     if k is not None and (k_on == "logits" or (k_on == "unless top-p" and p is None)):
-        z = top_k(z, k, k_offset)
+        z = top_k(z, k, k_offset, k_fill)
     probs = torch.softmax(z, dim=softmax_dim)
+    if p is not None and p_fill is not None:  # the nucleus's outsiders get a finite logit
+        keep = nucleus(probs, p) > 0
+        return torch.softmax(torch.where(keep, z, _fill(z, p_fill)), dim=-1)
     if k is not None and k_on == "probabilities":  # dropped, but not renormalised
         probs = probs.masked_fill(probs < probs.topk(k, dim=-1).values[..., -1:], 0.0)
     if p is not None and p_when != "never" and (k is None or p_when != "unless top-k"):
@@ -239,10 +257,27 @@ _SPECS: list[tuple[str, str, dict[str, object]]] = [
     ),
 ]
 
-_DRAWN = {name: draws_from(wrong) for name, _, wrong in _SPECS}
+# A fill other than −inf gives the removed tokens a probability of their own; learners fill with
+# 0, −1, or the row's smallest or mean logit (a fill of −1e4 or float32's smallest is −inf in
+# effect, and right).
+K_FILL = (
+    "top-k filled the removed logits with a finite number instead of −inf",
+    "a removed token must get probability exactly 0: with a finite fill (0, −1, the row's "
+    "smallest logit) the softmax still gives it e^fill over the total, and it is drawn. −inf "
+    "is the one fill whose exponential is 0.",
+)
+P_FILL = (
+    "top-p set the dropped tokens' logits to a finite number instead of −inf",
+    "a token outside the nucleus must get probability exactly 0: a logit of 0 (or any finite "
+    "number) goes back through the softmax with a weight of its own, often more than it had. "
+    "Set the dropped probabilities to 0, or their logits to −inf.",
+)
+_SPECS += [
+    *((*K_FILL, {"k_fill": fill}) for fill in (0.0, -1.0, "row min", "row mean")),
+    *((*P_FILL, {"p_fill": fill}) for fill in (0.0, -1.0, "row min")),
+]
 
-# The distribution each mistake draws from, for naming a failing sampler by its counts.
-DISTRIBUTIONS: dict[str, Weights] = {name: rows for name, (_, rows) in _DRAWN.items()}
+_DRAWN = [(name, why, draws_from(wrong)) for name, why, wrong in _SPECS]
 
 GREEDY_WITHOUT_COLUMN = Mistake(
     "returned one id per row as shape (B,), without the column of shape (B, 1)",
@@ -263,14 +298,18 @@ WITHOUT_GENERATOR = Mistake(
     without_generator,
 )
 
+_DRAWING = tuple((Mistake(name, why, sample), rows) for name, why, (sample, rows) in _DRAWN)
+
+ALWAYS_GREEDY = Mistake(
+    "always took the most likely token, at every temperature",
+    "argmax is greedy decoding, right only at temperature 0; above 0 the token is drawn "
+    "from the distribution.",
+    always_greedy,
+)
+
 MISTAKES = (
-    *(Mistake(name, why, _DRAWN[name][0]) for name, why, _ in _SPECS),
-    Mistake(
-        "always took the most likely token, at every temperature",
-        "argmax is greedy decoding, right only at temperature 0; above 0 the token is drawn "
-        "from the distribution.",
-        always_greedy,
-    ),
+    *(mistake for mistake, _ in _DRAWING),
+    ALWAYS_GREEDY,
     Mistake(
         "drew from the scaled logits themselves instead of from probabilities",
         "torch.multinomial reads its input as non-negative weights; logits are any real "
@@ -281,6 +320,7 @@ MISTAKES = (
     FIRST_ROW_ONLY,
     WITHOUT_GENERATOR,
 )
-DISTRIBUTIONS["always took the most likely token, at every temperature"] = lambda z, t, k, p: (
-    weights(z, 0.0, k, p)
-)
+# The distribution each mistake draws from, for naming a failing sampler by its counts (several
+# mistakes of one name, each with its own).
+DISTRIBUTIONS: dict[Mistake, Weights] = dict(_DRAWING)
+DISTRIBUTIONS[ALWAYS_GREEDY] = lambda z, t, k, p: weights(z, 0.0, k, p)

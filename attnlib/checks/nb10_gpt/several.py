@@ -1,4 +1,4 @@
-"""Name one of several mistakes made at once, for notebook 10's function exercises (2–4).
+"""Name one of several mistakes made at once, for notebook 10's function exercises (4–6).
 
 :func:`attnlib.checks._run.check_function` names the mistake an answer behaves like on every
 case (or on every case it gets wrong). An answer that makes two mistakes at once, each showing
@@ -118,12 +118,15 @@ def check_naming_several(
     atol: float = 1e-5,
     rtol: float = 1e-4,
     by_shape: ByShape = ByShape(),
+    dtypes: Sequence[torch.dtype] | None = None,
 ) -> CheckResult:
-    """:func:`check_function`, then, for a failure it could not name, the first mistake the
-    answer makes among several, else one of ``by_shape``'s; for a pass, whether it edited its
-    input in place."""
+    """:func:`check_function` (``dtypes`` as there), then, for a failure it could not name, the
+    first mistake the answer makes among several, else one of ``by_shape``'s; for a pass,
+    whether it edited its input in place."""
     with one_thread():
-        report = _check(exercise, fn, cases, mistakes, forbidden, properties, atol, rtol, by_shape)
+        report = _check(
+            exercise, fn, cases, mistakes, forbidden, properties, atol, rtol, by_shape, dtypes
+        )
         if report.passed and by_shape.in_place is not None:
             edited = _edits_its_input(fn, cases)
             if edited is not None:
@@ -143,10 +146,11 @@ def _check(
     atol: float,
     rtol: float,
     by_shape: ByShape,
+    dtypes: Sequence[torch.dtype] | None = None,
 ) -> CheckResult:
     report = check_function(
         exercise, fn, cases, mistakes, forbidden=forbidden, properties=properties, atol=atol,
-        rtol=rtol,
+        rtol=rtol, dtypes=dtypes,
     )  # fmt: skip
     if report.passed or not report.done or "The mistake:" in report.message:
         return report

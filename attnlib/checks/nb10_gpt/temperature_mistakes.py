@@ -1,4 +1,4 @@
-"""Notebook 10, Exercise 2: the usual mistakes in sampling probabilities at a temperature,
+"""Notebook 10, Exercise 4: the usual mistakes in sampling probabilities at a temperature,
 each written as a learner would write it (:mod:`.temperature` checks the answer).
 
 Three are named by how an answer behaves on the cases' shapes (:data:`BY_SHAPE`, see
@@ -40,6 +40,14 @@ def _shifted_by(shift: Callable[[Tensor], Tensor]) -> Callable[[Tensor, float], 
         return e / e.sum(dim=-1, keepdim=True)
 
     return probs
+
+
+def _divided_first(z: Tensor, t: float) -> Tensor:
+    if t == 0:
+        return _at_zero(z)
+    s = z / t  # float16 [70, 0] at T = 0.001: [inf, 0]
+    e = torch.exp(s - s.amax(dim=-1, keepdim=True))
+    return e / e.sum(dim=-1, keepdim=True)
 
 
 def _stable(z: Tensor, dim: int = -1) -> Tensor:
@@ -126,10 +134,20 @@ def _row_by_row(z: Tensor, t: float) -> Tensor:
 def _divided_in_place(z: Tensor, t: float) -> Tensor:
     if t == 0:
         return _at_zero(z)
+    z -= z.amax(dim=-1, keepdim=True)  # shifted before dividing, as it should be, but in place
     z /= t
     return _stable(z)
 
 
+# Also named by the check for an answer that gives inf or NaN on the float16 case at
+# T = 0.001 alone, whatever its exact numbers there (:mod:`.temperature`).
+DIVIDED_FIRST = Mistake(
+    "divided by T before subtracting each row's maximum, which overflows float16 at a small T",
+    "z / T is computed before the shift can help: float16 holds nothing above 65,504, so logits "
+    "[70, 0] at T = 0.001 become [inf, 0], and inf − inf is NaN. Subtracting the maximum first "
+    "changes no probability and leaves every (z − max) / T at or below 0, at any temperature.",
+    _divided_first,
+)
 ROWS_MIXED = Mistake(
     "took a total or a maximum across the rows of the batch where each row needs its own",
     "each row is one next-token distribution: alone it comes out right, but in a batch its "
@@ -165,6 +183,7 @@ MISTAKES = (
         "the shift works only in the exponent, before exp.",
         _largest_exp_divided,
     ),
+    DIVIDED_FIRST,
     Mistake(
         "raised the probabilities at T = 1 to the power 1/T instead of dividing the logits by T",
         "the two are equal on paper, but the probabilities come first: at a small temperature "

@@ -1,4 +1,4 @@
-"""Notebook 10, Exercise 3: top-k filtering, the k largest logits of every row kept, −inf elsewhere.
+"""Notebook 10, Exercise 5: top-k filtering, the k largest logits of every row kept, −inf elsewhere.
 
 The cases show each mistake: k = 1 (a threshold one rank off keeps 0 or 2), k = V (an index
 past the end), rows shifted far apart (one threshold for the whole batch), a square batch (a
@@ -24,9 +24,9 @@ INF = float("inf")
 
 TOP_K = register(
     Exercise(
-        id="ex3_my_top_k_logits",
+        id="ex5_my_top_k_logits",
         notebook="10",
-        number=3,
+        number=5,
         name="my_top_k_logits",
         hints=(
             "Each row keeps its own k largest logits: what decides whether a logit stays is how "

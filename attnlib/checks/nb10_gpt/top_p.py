@@ -1,4 +1,4 @@
-"""Notebook 10, Exercise 4: top-p (nucleus) filtering of probabilities, renormalised.
+"""Notebook 10, Exercise 6: top-p (nucleus) filtering of probabilities, renormalised.
 
 The cases show each mistake: the notebook's worked example, in a shuffled vocabulary order
 (an answer left in sorted order, or mapped back with the inverse permutation, differs); a
@@ -28,9 +28,9 @@ Tensor = torch.Tensor
 
 TOP_P = register(
     Exercise(
-        id="ex4_my_top_p_probs",
+        id="ex6_my_top_p_probs",
         notebook="10",
-        number=4,
+        number=6,
         name="my_top_p_probs",
         hints=(
             "The nucleus is built from the likeliest token down: a token belongs to it when the "

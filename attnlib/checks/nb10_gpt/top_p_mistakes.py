@@ -1,4 +1,4 @@
-"""Notebook 10, Exercise 4: the usual mistakes in top-p (nucleus) filtering, each written as a
+"""Notebook 10, Exercise 6: the usual mistakes in top-p (nucleus) filtering, each written as a
 learner would write it (:mod:`.top_p` checks the answer).
 
 Three are named by how an answer behaves on the cases' shapes (:data:`BY_SHAPE`, see
@@ -11,6 +11,7 @@ from __future__ import annotations
 import torch
 
 from attnlib.checks._exercise import Mistake
+from attnlib.checks._slips import EPSILONS, with_epsilons
 from attnlib.checks.nb10_gpt.several import ByShape
 
 Tensor = torch.Tensor
@@ -225,6 +226,17 @@ MISTAKES = (
         "top_p bounds the total of the kept tokens, not each one's probability: with top_p = "
         "0.8 the worked example keeps three tokens none of which has 0.8 alone.",
         lambda p, top_p: _renormalised(p * (p >= top_p)),
+    ),
+    *with_epsilons(
+        "added a small number (an epsilon) to the nucleus's total before dividing by it",
+        "the nucleus holds at least top_p > 0, so its total is never 0 and needs no guard: "
+        "with the epsilon added, every row sums to a little less than 1.",
+        lambda eps: (
+            lambda p, top_p: (
+                (kept := _right_mask(p, top_p)) / (kept.sum(dim=-1, keepdim=True) + eps)
+            )
+        ),
+        EPSILONS[:-1],  # 1e-7 changes no probability beyond the tolerance
     ),
     ONE_NUCLEUS,
     TWO_D_ONLY,

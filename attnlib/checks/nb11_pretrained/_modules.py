@@ -22,7 +22,7 @@ from torch import nn
 from attnlib.checks._calls import NOTHING, CallWatch, Forbidden
 from attnlib.checks._exercise import Exercise, Mistake, failed, not_done, passed, refused
 from attnlib.checks._framework import Case, CheckResult, compare_outputs
-from attnlib.checks._run import Outcome, recognise
+from attnlib.checks._run import Outcome, crash_report, dtype_changed, recognise
 
 Tensor = torch.Tensor
 
@@ -166,11 +166,15 @@ def check_module(
     output_names: Sequence[str] = ("the output",),
     atol: float = 1e-6,
     rtol: float = 1e-5,
+    keep_dtype: bool = False,
 ) -> Verdict:
     """Run the learner's class on every case; on a failure, name the mistake it behaves like.
 
     The cases are float64, but the tolerance is float32's: an answer that computes a step in
-    float32 (a softmax, say) is right, and every mistake departs by far more."""
+    float32 (a softmax, say) is right, and every mistake departs by far more. With
+    ``keep_dtype`` (a task that asks for any float dtype), every float output must come back
+    in its case's dtype, as a module of that dtype gives it: a step computed in float32 is
+    right only when its result is brought back."""
     if not isinstance(cls, type):
         problem = f"expected a class (an nn.Module subclass), got {_describe(cls)}"
         return Verdict("failed", where="as a whole", problem=problem)
@@ -199,6 +203,9 @@ def check_module(
             problems.append(f"{who} raised {type(outcome.error).__name__}: {outcome.error}")
     wrong = [problem is not None for problem in problems]
     if not any(wrong):
+        changed = _dtype_changed(cases, outcomes, output_names) if keep_dtype else None
+        if changed is not None:
+            return changed
         return Verdict(
             "passed", what="the 1 case" if len(cases) == 1 else f"all {len(cases)} cases"
         )
@@ -207,8 +214,40 @@ def check_module(
     theirs = {id(case): outcome.value for case, outcome in zip(cases, outcomes, strict=True)}
     as_functions = [Mistake(m.name, m.why, _runner(m.fn, theirs)) for m in mistakes]
     mistake = recognise(as_functions, as_cases, outcomes, wrong, atol, rtol)
-    where = f"case '{cases[first].description}'"
-    return Verdict("failed", where=where, problem=str(problems[first]), mistake=mistake)
+    where, problem = f"case '{cases[first].description}'", str(problems[first])
+    error = outcomes[first].error
+    if error is not None and not isinstance(error, WeightsDoNotFitError):
+        # where in the learner's module, and the slip the crash shows
+        lines, mistake = crash_report(error, _float_dtype(cases[first]), mistake)
+        problem += lines
+    return Verdict("failed", where=where, problem=problem, mistake=mistake)
+
+
+def _float_dtype(case: ModuleCase) -> str:
+    """The float dtype a case runs the module in."""
+    return str(case.dtype).removeprefix("torch.")
+
+
+def _dtype_changed(
+    cases: Sequence[ModuleCase], outcomes: Sequence[Outcome], names: Sequence[str]
+) -> Verdict | None:
+    """The first right output whose float dtype is not its case's, as a failure."""
+    for case, outcome in zip(cases, outcomes, strict=True):
+        values = outcome.value if isinstance(outcome.value, (tuple, list)) else (outcome.value,)
+        given = _float_dtype(case)
+        for name, value in zip(names, values, strict=False):
+            if (
+                isinstance(value, Tensor)
+                and value.is_floating_point()
+                and value.dtype != case.dtype
+            ):
+                got = str(value.dtype).removeprefix("torch.")
+                problem = f"the values are right, but the module is {given} and {name} is {got}"
+                where = f"case '{case.description}'"
+                return Verdict(
+                    "failed", where=where, problem=problem, mistake=dtype_changed(got, given)
+                )
+    return None
 
 
 def _runner(mistake_cls: Callable[..., Any], learners: dict[int, Any]) -> Callable[..., Any]:

@@ -5,7 +5,8 @@ key-padding mask ``(B, 1, 1, T)``; only the real tokens' rows are compared (what
 computes is never used). The cases show each mistake: 2, 3 and 4 heads (a split, a merge or a
 scale that ignores the heads), padding on either side and a sentence of one real token (the
 mask's polarity and axis), float16 (a fill of -1e9 does not fit) and two tokens, one of them
-padding.
+padding. The task asks for any float dtype: out and weights must come back in the module's
+(float64 and float16 here), a softmax taken in float32 included.
 """
 
 from __future__ import annotations
@@ -270,9 +271,11 @@ def cases() -> list[ModuleCase]:
 
 def verdict(cls: object) -> Verdict:
     """What the check finds for ``cls``, without recording it (the layer's check uses it)."""
+    # "It must work in any float dtype": out and weights come back in the module's own.
     return check_module(
-        cls, cases(), MISTAKES, forbidden=FORBIDDEN, output_names=("out", "weights")
-    )
+        cls, cases(), MISTAKES, forbidden=FORBIDDEN, output_names=("out", "weights"),
+        keep_dtype=True,
+    )  # fmt: skip
 
 
 @checker_of(ATTENTION, MISTAKES)

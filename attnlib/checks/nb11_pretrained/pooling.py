@@ -216,7 +216,7 @@ def check_masked_max_pool(fn: Callable[[Tensor, Tensor], Tensor]) -> CheckResult
     """Check ``my_max_pool(hidden (B, T, C), token_mask (B, T) bool) -> (B, C)``."""
     cases = _cases()
     result = check_function(
-        MAX_POOL, fn, cases, MISTAKES, forbidden=FORBIDDEN, atol=1e-9, rtol=1e-9
+        MAX_POOL, fn, cases, MISTAKES, forbidden=FORBIDDEN, atol=1e-9, rtol=1e-9, dtypes=()
     )
     edited = edits_its_input(fn, cases) if result.passed else None
     if edited is None:

@@ -50,6 +50,15 @@ def _merge(
     return m, ell, o_a * g_a + o_b * g_b
 
 
+def _floored(part_a: Part, part_b: Part, floor: float | str) -> Part:
+    """The merge with its maximum kept above ``floor`` (a number, or the dtype's smallest)."""
+    (m_a, l_a, o_a), (m_b, l_b, o_b) = part_a, part_b
+    low = torch.finfo(m_a.dtype).min if floor == "finfo" else float(floor)
+    m = torch.maximum(torch.maximum(m_a, m_b), torch.full_like(m_a, low))
+    f_a, f_b = torch.exp(m_a - m), torch.exp(m_b - m)
+    return m, l_a * f_a + l_b * f_b, o_a * f_a.unsqueeze(-1) + o_b * f_b.unsqueeze(-1)
+
+
 def _unshifted(part_a: Part, part_b: Part) -> Part:
     (m_a, l_a, o_a), (m_b, l_b, o_b) = part_a, part_b
     m = torch.maximum(m_a, m_b)
@@ -237,4 +246,15 @@ MISTAKES = (
         _first_axis_trailing,
     ),
     IN_PLACE,
+    *(
+        Mistake(
+            "kept the maximum from falling below a finite floor (such as -1e4) instead of "
+            "letting it be -inf",
+            "a share with no allowed key has m = -inf, and two of them merge to m = -inf: a "
+            "floor changes that m into a number no score ever had. The shift that keeps "
+            "exp(-inf - -inf) from NaN belongs in the factors, not in the m returned.",
+            lambda part_a, part_b, floor=floor: _floored(part_a, part_b, floor),
+        )
+        for floor in (-1e4, -1e9, -1e30, "finfo")
+    ),
 )

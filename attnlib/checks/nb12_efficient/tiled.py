@@ -139,7 +139,13 @@ def _whole_matrix_made(fn: Callable[..., Tensor]) -> tuple[str, tuple[int, ...]]
 def check_my_tiled_attention(fn: Callable[..., Tensor]) -> CheckResult:
     """Check ``my_tiled_attention(q, k, v, mask, tile_size) -> (..., T_q, d_v)`` (optional)."""
     result = check_function(
-        TILED, fn, _cases(), MISTAKES, forbidden=ATTENTION_IMPLEMENTATIONS, output_names=("out",)
+        TILED,
+        fn,
+        _cases(),
+        MISTAKES,
+        forbidden=ATTENTION_IMPLEMENTATIONS,
+        output_names=("out",),
+        dtypes=(torch.float64,),
     )
     if not result.passed:
         return result

@@ -12,6 +12,7 @@ import warnings
 import torch
 
 from attnlib.checks._exercise import Mistake
+from attnlib.checks._slips import EPSILONS, with_epsilons
 
 Tensor = torch.Tensor
 
@@ -36,6 +37,7 @@ def tiled(
     start_max: float = -math.inf,
     keepdim: bool = True,
     divide: bool = True,
+    eps: float = 0.0,
 ) -> Tensor:
     """Tiled attention over the keys for every query at once; one keyword per mistake."""
     d_k = q.shape[-1]
@@ -77,6 +79,8 @@ def tiled(
         m = m_new
     if not divide:
         return o
+    if eps:  # "to be safe": the empty row's 0 / eps is 0, every other row loses a share
+        return o / (ell + eps)
     if not (safe if safe_end is None else safe_end):
         return o / ell
     return torch.where(ell > 0, o / ell.clamp_min(torch.finfo(q.dtype).tiny), 0.0)
@@ -272,4 +276,13 @@ MISTAKES = (
         lambda *a: tiled(*a, width="d_k"),
     ),
     WHOLE_MATRIX,
+    *with_epsilons(
+        "added a small number (an epsilon) to the running sum before dividing by it, so each "
+        "query's weights add up to less than 1",
+        "the running sum of a query with an allowed key is at least 1 (its largest term is "
+        "e^0), and the query with none has o = 0 to divide: o / ℓ where ℓ > 0, and 0 elsewhere, "
+        "needs no epsilon, which takes a share from every weight.",
+        lambda eps: lambda *a: tiled(*a, eps=eps),
+        EPSILONS[:3],  # 1e-4 and less: within the tolerance, the sum being at least 1
+    ),
 )

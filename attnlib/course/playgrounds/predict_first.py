@@ -55,6 +55,9 @@ class SliderQuestion:
     prediction: Prediction
     where: str
     observe: Callable[[], Observation]
+    # Phrases that state the answer, which the page must not show before the gate's check
+    # (instructors/read_ahead.py looks for them, and for the right choice's own words).
+    giveaways: tuple[str, ...] = ()
 
     @property
     def letters(self) -> tuple[str, ...]:

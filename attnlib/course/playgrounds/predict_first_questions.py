@@ -63,6 +63,7 @@ def gradient_at_high_temperature(small: float = 0.1, start: float = 1.0) -> Slid
         ),
         where=f"at scale {small:g}",
         observe=observe,
+        giveaways=("0.43 at the flat end", "decreases at every step of the grid"),
     )
 
 
@@ -104,7 +105,9 @@ def weights_at_small_scale(x: torch.Tensor, small: float = 0.05) -> SliderQuesti
             },
             why={
                 "c": f"the scores shrink like s², to nearly 0 at s = {small:g}, and the softmax "
-                "of nearly equal scores is nearly uniform.",
+                "of nearly equal scores is nearly uniform. Each word then becomes the average of "
+                "the sentence, no more useful than looking only at itself: the useful mixing lies "
+                "in between.",
                 "a": "the order stays, but softmax reads the gaps between scores, and they shrink.",
                 "b": "one column would need one score far above the rest in every row; the gaps "
                 "all shrink together.",
@@ -112,6 +115,11 @@ def weights_at_small_scale(x: torch.Tensor, small: float = 0.05) -> SliderQuesti
         ),
         where=f"at s = {small:g}",
         observe=observe,
+        giveaways=(
+            "every row becomes nearly uniform",
+            "all weights close to 1/4",
+            "just the average of the sentence",
+        ),
     )
 
 
@@ -159,6 +167,7 @@ def slow_dimension(dimension: int = 40, max_len: int = 64) -> SliderQuestion:
         ),
         where=f"at dimension {dimension}",
         observe=observe,
+        giveaways=("nearly flat", "hardly change", "barely moves", "the wave stretches"),
     )
 
 
@@ -207,4 +216,9 @@ def pad_query_keys(query: int = 2, real_length: int = 1) -> SliderQuestion:
         ),
         where=f"at {kind!r} with {real_length} real token{'s' if real_length != 1 else ''}",
         observe=observe,
+        giveaways=(
+            "every query can only look at",
+            "every row puts all its weight there",
+            "pad queries still read the real tokens",
+        ),
     )

@@ -37,20 +37,35 @@ def sampling_distribution(
 
 
 def show_sampling_distribution(
-    logits: torch.Tensor, labels: Sequence[str], temperature: float, top_k: int | None = None
+    logits: torch.Tensor,
+    labels: Sequence[str],
+    temperature: float,
+    top_k: int | None = None,
+    *,
+    shown: str = "the next token",
 ) -> Figure:
-    """Bar chart of :func:`sampling_distribution`, with its entropy in the title."""
+    """Bar chart of :func:`sampling_distribution`, with its entropy in the title.
+
+    ``shown`` says what the bars are, for the title: the caller that passes only some of a
+    model's logits (its 20 likeliest characters, say) says so there, so that "top-k off" is
+    not read as the whole vocabulary.
+    """
     probs = sampling_distribution(logits, temperature, top_k)
     if len(labels) != probs.shape[0]:
         raise ValueError(f"labels has {len(labels)} entries, logits has {probs.shape[0]}")
     nonzero = probs[probs > 0]
     entropy = max(0.0, float(-(nonzero * nonzero.log()).sum()))  # no "-0.00" for one token
-    fig, ax = plt.subplots(figsize=(max(6.0, 0.35 * len(labels) + 2), 3.6))
+    cut = "off" if top_k is None else f"= {top_k}"
+    fig, ax = plt.subplots(figsize=(max(6.0, 0.4 * len(labels) + 2), 4.0))
     plot_distribution(
         probs,
         list(labels),
-        title=f"next token at T = {temperature:g}, top-k = {top_k}: entropy {entropy:.2f} nats",
+        title=f"{shown}\nT = {temperature:g}, top-k {cut}: entropy {entropy:.2f} nats",
         xlabel="next token",
         ax=ax,
+        ylim=(0.0, 1.25),
     )
+    for value in ax.texts:  # the bars' values, upright: side by side they run together
+        value.set_rotation(90)
+    fig.tight_layout()
     return fig

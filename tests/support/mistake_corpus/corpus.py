@@ -42,9 +42,10 @@ def checker_for(exercise_id: str) -> Callable[..., Any]:
 
 
 def modules(notebook: str, corpus: str | None = None) -> list[str]:
-    """The corpus modules of a notebook: ``nbNN`` (the first corpus, "a"), ``nbNN_b`` and
-    ``nbNN_c`` (the second and third, each written later by other hands); ``corpus`` picks one."""
-    names = {"a": f"nb{notebook}", "b": f"nb{notebook}_b", "c": f"nb{notebook}_c"}
+    """The corpus modules of a notebook: ``nbNN`` (the first corpus, "a"), ``nbNN_b``,
+    ``nbNN_c`` and ``nbNN_d`` (the second, third and fourth, each written later by other hands);
+    ``corpus`` picks one."""
+    names = {"a": f"nb{notebook}", **{c: f"nb{notebook}_{c}" for c in "bcd"}}
     chosen = [names[corpus]] if corpus else list(names.values())
     return [name for name in chosen if (HERE / f"{name}.py").is_file()]
 

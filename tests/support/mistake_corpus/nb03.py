@@ -58,7 +58,7 @@ def ex1_wrong_eye_no_batch(x, layers):
     return out, recipe
 
 
-def ex1_right_eye_default_dtype(x, layers):
+def ex1_wrong_eye_default_dtype(x, layers):
     out, recipe = x, torch.eye(x.shape[-2]).expand(*x.shape[:-2], -1, -1)
     for _ in range(layers):
         out, w = attnlib.naive_self_attention(out)
@@ -361,9 +361,9 @@ ENTRIES = [
     Entry(
         E1,
         "torch.eye(T) in its default float32 (written as a mistake, relabelled right after "
-        "the blind run: the task fixes no dtype, and x is float32 throughout the course)",
-        ex1_right_eye_default_dtype,
-        True,
+        "the blind run, a mistake again since issue 40: a float64 x must work, and breaks it)",
+        ex1_wrong_eye_default_dtype,
+        named="a float32 constant breaks float64",
     ),
     Entry(
         E1,

@@ -487,8 +487,7 @@ ENTRIES = [
         E2,
         "k.T to transpose the keys of a batch",
         ex2_wrong_k_dot_t,
-        named="transposed the keys in a way that is right only for 2-D tensors "
-        "(.T or transpose(0, 1))",
+        named="transposed in a way that is right only for 2-D tensors (.T or transpose(0, 1))",
     ),
     Entry(
         E2,

@@ -582,7 +582,10 @@ ENTRIES = [
         EX2,
         "decay from step 1, as §6 does",
         ex2_wrong_decay_from_start,
-        named="multiplied the warm-up ramp by a decay that starts at step 1, as §6's loop does",
+        named=(
+            "multiplied the warm-up ramp by a decay that starts at the first step, as §6's "
+            "loop does"
+        ),
     ),
     Entry(
         EX2,

@@ -522,7 +522,10 @@ ENTRIES = [
         E2,
         "§6's product: the decay starts at step 1",
         ex2_wrong_decay_from_step_1,
-        named="multiplied the warm-up ramp by a decay that starts at step 1, as §6's loop does",
+        named=(
+            "multiplied the warm-up ramp by a decay that starts at the first step, as §6's "
+            "loop does"
+        ),
     ),
     Entry(
         E2,

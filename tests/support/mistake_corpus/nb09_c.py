@@ -415,7 +415,10 @@ ENTRIES = [
         E2,
         "decay starts at step 1 (the §6 loop)",
         ex2_wrong_decay_from_step_1,
-        named="multiplied the warm-up ramp by a decay that starts at step 1, as §6's loop does",
+        named=(
+            "multiplied the warm-up ramp by a decay that starts at the first step, as §6's "
+            "loop does"
+        ),
     ),
     Entry(
         E2,

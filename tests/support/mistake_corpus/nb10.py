@@ -186,7 +186,7 @@ class Ex1RightSublayerHelper(nn.Module):
 
 
 # ---------------------------------------------------------------------------------------------
-# Exercise 2: temperature, down to 0
+# Exercise 4: temperature, down to 0
 # ---------------------------------------------------------------------------------------------
 
 
@@ -298,7 +298,7 @@ def ex2_right_flattened_rows(logits, temperature):
 
 
 # ---------------------------------------------------------------------------------------------
-# Exercise 3: top-k
+# Exercise 5: top-k
 # ---------------------------------------------------------------------------------------------
 
 
@@ -376,7 +376,7 @@ def ex3_right_sort_rows(logits, k):
 
 
 # ---------------------------------------------------------------------------------------------
-# Exercise 4: top-p
+# Exercise 6: top-p
 # ---------------------------------------------------------------------------------------------
 
 
@@ -499,7 +499,7 @@ def ex4_right_row_loop(probs, top_p):
 
 
 # ---------------------------------------------------------------------------------------------
-# Exercise 5: the sampler
+# Exercise 7: the sampler
 # ---------------------------------------------------------------------------------------------
 
 
@@ -651,7 +651,7 @@ def ex5_right_inverse_cdf(logits, temperature, top_k, top_p, generator):
 
 
 # ---------------------------------------------------------------------------------------------
-# Exercise 6: the KV cache
+# Exercise 8: the KV cache
 # ---------------------------------------------------------------------------------------------
 
 
@@ -830,8 +830,8 @@ def ex6_right_while_loop(gpt, idx, n):
 
 # ---------------------------------------------------------------------------------------------
 
-E1, E2, E3 = "ex1_my_gpt_block", "ex2_my_temperature_probs", "ex3_my_top_k_logits"
-E4, E5, E6 = "ex4_my_top_p_probs", "ex5_my_sample", "ex6_my_generate_cached"
+E1, E2, E3 = "ex1_my_gpt_block", "ex4_my_temperature_probs", "ex5_my_top_k_logits"
+E4, E5, E6 = "ex6_my_top_p_probs", "ex7_my_sample", "ex8_my_generate_cached"
 
 ENTRIES = [
     # Exercise 1
@@ -909,7 +909,7 @@ ENTRIES = [
     ),
     Entry(E1, "explicit query, key, value and keyword arguments", Ex1RightExplicitQKV, right=True),
     Entry(E1, "a helper method for the attention sublayer", Ex1RightSublayerHelper, right=True),
-    # Exercise 2
+    # Exercise 4
     Entry(
         E2,
         "exp of z / T without subtracting the max",
@@ -984,7 +984,7 @@ ENTRIES = [
         named=REFUSED,
     ),
     Entry(E2, "rows flattened, float64, one formula", ex2_right_flattened_rows, right=True),
-    # Exercise 3
+    # Exercise 5
     Entry(
         E3,
         "kept the k smallest logits",
@@ -1049,7 +1049,7 @@ ENTRIES = [
     ),
     Entry(E3, "scatter the top-k values into -inf", ex3_right_scatter, right=True),
     Entry(E3, "a loop over rows with sort", ex3_right_sort_rows, right=True),
-    # Exercise 4
+    # Exercise 6
     Entry(
         E4,
         "kept the tokens whose running total is below p",
@@ -1121,7 +1121,7 @@ ENTRIES = [
     ),
     Entry(E4, "count the nucleus, compare ranks", ex4_right_count_then_rank, right=True),
     Entry(E4, "a running total over each row", ex4_right_row_loop, right=True),
-    # Exercise 5
+    # Exercise 7
     Entry(
         E5,
         "temperature as a power of the filtered probs",
@@ -1181,7 +1181,7 @@ ENTRIES = [
     ),
     Entry(E5, "top-k applied to the probabilities", ex5_right_top_k_on_probs, right=True),
     Entry(E5, "an inverse-CDF draw with torch.rand", ex5_right_inverse_cdf, right=True),
-    # Exercise 6
+    # Exercise 8
     Entry(
         E6,
         "positions restart at 0 every step",
@@ -1241,4 +1241,311 @@ ENTRIES = [
     ),
     Entry(E6, "prompt step first, mask None for one token", ex6_right_prompt_first, right=True),
     Entry(E6, "a while loop, position rows sliced", ex6_right_while_loop, right=True),
+]
+
+
+# ---------------------------------------------------------------------------------------------
+# The forward pass and the training step (the exercises of section 5)
+# ---------------------------------------------------------------------------------------------
+
+E_FORWARD, E_STEP = "ex2_my_gpt_forward", "ex3_my_train_step"
+
+
+def forward_right_loop(gpt, idx):
+    T = idx.shape[1]
+    tok = gpt.token_embedding(idx)  # (B, T, C)
+    pos = gpt.position_embedding(torch.arange(T))  # (T, C)
+    x = gpt.dropout(tok + pos)
+    mask = attnlib.causal_mask(T)
+    for block in gpt.blocks:
+        x, _ = block(x, mask)
+    x = gpt.final_norm(x)
+    return gpt.head(x)
+
+
+def forward_right_tril(gpt, idx):
+    t = idx.size(1)
+    h = gpt.token_embedding(idx) + gpt.position_embedding.weight[:t]
+    h = gpt.dropout(h)
+    causal = torch.ones(t, t).tril().bool()
+    for blk in gpt.blocks:
+        h = blk(h, causal)[0]
+    return gpt.final_norm(h) @ gpt.token_embedding.weight.T
+
+
+def forward_wrong_no_positions(gpt, idx):
+    x = gpt.dropout(gpt.token_embedding(idx))
+    mask = attnlib.causal_mask(idx.shape[1])
+    for block in gpt.blocks:
+        x, _ = block(x, mask)
+    return gpt.head(gpt.final_norm(x))
+
+
+def forward_wrong_whole_position_table(gpt, idx):
+    x = gpt.token_embedding(idx) + gpt.position_embedding.weight  # every position's row
+    x = gpt.dropout(x)
+    mask = attnlib.causal_mask(idx.shape[1])
+    for block in gpt.blocks:
+        x, _ = block(x, mask)
+    return gpt.head(gpt.final_norm(x))
+
+
+def forward_wrong_mask_in_loop(gpt, idx):
+    T = idx.shape[1]
+    x = gpt.dropout(gpt.token_embedding(idx) + gpt.position_embedding(torch.arange(T)))
+    for block in gpt.blocks:
+        x, _ = block(x, attnlib.causal_mask(T))
+    return gpt.head(gpt.final_norm(x))
+
+
+def forward_wrong_mask_blocks_past(gpt, idx):
+    T = idx.shape[1]
+    x = gpt.dropout(gpt.token_embedding(idx) + gpt.position_embedding(torch.arange(T)))
+    mask = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)  # hide the future, I thought
+    for block in gpt.blocks:
+        x, _ = block(x, mask)
+    return gpt.head(gpt.final_norm(x))
+
+
+def forward_wrong_no_final_norm(gpt, idx):
+    T = idx.shape[1]
+    x = gpt.dropout(gpt.token_embedding(idx) + gpt.position_embedding(torch.arange(T)))
+    mask = attnlib.causal_mask(T)
+    for block in gpt.blocks:
+        x, _ = block(x, mask)
+    return gpt.head(x)
+
+
+def forward_wrong_untied_head(gpt, idx):
+    T = idx.shape[1]
+    x = gpt.dropout(gpt.token_embedding(idx) + gpt.position_embedding(torch.arange(T)))
+    mask = attnlib.causal_mask(T)
+    for block in gpt.blocks:
+        x, _ = block(x, mask)
+    lm_head = nn.Linear(gpt.config.d_model, gpt.config.vocab_size, bias=False)
+    return lm_head(gpt.final_norm(x).float())
+
+
+def forward_wrong_softmax(gpt, idx):
+    T = idx.shape[1]
+    x = gpt.dropout(gpt.token_embedding(idx) + gpt.position_embedding(torch.arange(T)))
+    mask = attnlib.causal_mask(T)
+    for block in gpt.blocks:
+        x, _ = block(x, mask)
+    return torch.softmax(gpt.head(gpt.final_norm(x)), dim=-1)
+
+
+def forward_wrong_block_pair(gpt, idx):
+    T = idx.shape[1]
+    x = gpt.dropout(gpt.token_embedding(idx) + gpt.position_embedding(torch.arange(T)))
+    mask = attnlib.causal_mask(T)
+    for block in gpt.blocks:
+        x = block(x, mask)
+    return gpt.head(gpt.final_norm(x))
+
+
+def step_right(model, optimizer, scheduler, windows, max_norm):
+    inputs, targets = windows[:, :-1], windows[:, 1:]
+    logits = model(inputs)
+    loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), targets.reshape(-1))
+    optimizer.zero_grad()
+    loss.backward()
+    nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    optimizer.step()
+    scheduler.step()
+    return loss.item()
+
+
+def step_right_zero_first(model, optimizer, scheduler, windows, max_norm):
+    optimizer.zero_grad(set_to_none=True)
+    logits = model(windows[:, :-1])
+    B, T, V = logits.shape
+    loss = F.cross_entropy(logits.view(B * T, V), windows[:, 1:].contiguous().view(B * T))
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=max_norm)
+    optimizer.step()
+    scheduler.step()
+    return float(loss.detach())
+
+
+def step_wrong_no_zero_grad(model, optimizer, scheduler, windows, max_norm):
+    logits = model(windows[:, :-1])
+    loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), windows[:, 1:].reshape(-1))
+    loss.backward()
+    nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    optimizer.step()
+    scheduler.step()
+    return loss.item()
+
+
+def step_wrong_clip_before_backward(model, optimizer, scheduler, windows, max_norm):
+    optimizer.zero_grad()
+    logits = model(windows[:, :-1])
+    loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), windows[:, 1:].reshape(-1))
+    nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    loss.backward()
+    optimizer.step()
+    scheduler.step()
+    return loss.item()
+
+
+def step_wrong_scheduler_first(model, optimizer, scheduler, windows, max_norm):
+    optimizer.zero_grad()
+    logits = model(windows[:, :-1])
+    loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), windows[:, 1:].reshape(-1))
+    loss.backward()
+    nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    scheduler.step()
+    optimizer.step()
+    return loss.item()
+
+
+def step_wrong_returns_tensor(model, optimizer, scheduler, windows, max_norm):
+    optimizer.zero_grad()
+    logits = model(windows[:, :-1])
+    loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), windows[:, 1:].reshape(-1))
+    loss.backward()
+    nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    optimizer.step()
+    scheduler.step()
+    return loss
+
+
+def step_wrong_not_shifted(model, optimizer, scheduler, windows, max_norm):
+    x = windows[:, :-1]
+    optimizer.zero_grad()
+    logits = model(x)
+    loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), x.reshape(-1))
+    loss.backward()
+    nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    optimizer.step()
+    scheduler.step()
+    return loss.item()
+
+
+def step_wrong_no_flatten(model, optimizer, scheduler, windows, max_norm):
+    optimizer.zero_grad()
+    loss = F.cross_entropy(model(windows[:, :-1]), windows[:, 1:])
+    loss.backward()
+    nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    optimizer.step()
+    scheduler.step()
+    return loss.item()
+
+
+def step_wrong_clip_fixed_one(model, optimizer, scheduler, windows, max_norm):
+    optimizer.zero_grad()
+    logits = model(windows[:, :-1])
+    loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), windows[:, 1:].reshape(-1))
+    loss.backward()
+    nn.utils.clip_grad_norm_(model.parameters(), 1.0)  # as in the loop of section 5
+    optimizer.step()
+    scheduler.step()
+    return loss.item()
+
+
+ENTRIES += [
+    Entry(E_FORWARD, "positions, one mask, blocks, norm, head", forward_right_loop, right=True),
+    Entry(E_FORWARD, "sliced table, tril mask, matmul with W_E", forward_right_tril, right=True),
+    Entry(
+        E_FORWARD,
+        "forgot the position embedding",
+        forward_wrong_no_positions,
+        named="left out the position embedding",
+    ),
+    Entry(
+        E_FORWARD,
+        "added the whole position table",
+        forward_wrong_whole_position_table,
+        named=(
+            "added the whole position table (max_len rows) instead of the rows of positions 0 to "
+            "T - 1"
+        ),
+    ),
+    Entry(
+        E_FORWARD,
+        "a causal mask built inside the loop",
+        forward_wrong_mask_in_loop,
+        named="built a new causal mask for every block instead of one for the whole forward pass",
+    ),
+    Entry(
+        E_FORWARD,
+        "upper-triangle mask (True = blocked)",
+        forward_wrong_mask_blocks_past,
+        named="inverted the causal mask (True = blocked)",
+    ),
+    Entry(
+        E_FORWARD,
+        "no final LayerNorm",
+        forward_wrong_no_final_norm,
+        named="left out the final LayerNorm",
+    ),
+    Entry(
+        E_FORWARD,
+        "a new nn.Linear head",
+        forward_wrong_untied_head,
+        named=(
+            "built a new nn.Linear as the head inside the function instead of using the model's "
+            "tied head"
+        ),
+    ),
+    Entry(
+        E_FORWARD,
+        "softmax at the end",
+        forward_wrong_softmax,
+        named="applied a softmax to the logits",
+    ),
+    Entry(
+        E_FORWARD,
+        "x = block(x, mask), the pair kept",
+        forward_wrong_block_pair,
+        named="kept the block's pair (y, weights) as the stream",
+    ),
+    Entry(E_STEP, "loss, zero, backward, clip, step, schedule", step_right, right=True),
+    Entry(E_STEP, "zero first, view, float()", step_right_zero_first, right=True),
+    Entry(
+        E_STEP,
+        "no zero_grad",
+        step_wrong_no_zero_grad,
+        named="never cleared the gradients",
+    ),
+    Entry(
+        E_STEP,
+        "clipped before backward",
+        step_wrong_clip_before_backward,
+        named="clipped before backward() (or not at all): step() used the unclipped gradient",
+    ),
+    Entry(
+        E_STEP,
+        "scheduler before optimizer",
+        step_wrong_scheduler_first,
+        named="advanced the schedule before the optimizer's step()",
+    ),
+    Entry(
+        E_STEP,
+        "returned the loss tensor",
+        step_wrong_returns_tensor,
+        named="returned the loss as a tensor instead of a float",
+    ),
+    Entry(
+        E_STEP,
+        "targets are the inputs",
+        step_wrong_not_shifted,
+        named="used the inputs as their own targets (not shifted by one)",
+    ),
+    Entry(
+        E_STEP,
+        "cross_entropy on (B, T, V)",
+        step_wrong_no_flatten,
+        named=(
+            "passed the (B, T, V) logits and (B, T) targets to F.cross_entropy without "
+            "flattening them"
+        ),
+    ),
+    Entry(
+        E_STEP,
+        "clipped to 1.0 as section 5 does",
+        step_wrong_clip_fixed_one,
+        named="clipped the norm to 1.0 instead of the max_norm given",
+    ),
 ]

@@ -220,7 +220,7 @@ class Ex1RightSublayerHelper(nn.Module):
         return stream, weights
 
 
-# ---------------------------------------------------------------- Exercise 2: temperature
+# ---------------------------------------------------------------- Exercise 4: temperature
 
 
 def ex2_wrong_unstable(logits, temperature):
@@ -330,7 +330,7 @@ def ex2_right_float64_inside(logits, temperature):
     return (e / e.sum(dim=-1, keepdim=True)).to(logits.dtype)
 
 
-# ---------------------------------------------------------------- Exercise 3: top-k
+# ---------------------------------------------------------------- Exercise 5: top-k
 
 
 def ex3_wrong_k_smallest(logits, k):
@@ -400,7 +400,7 @@ def ex3_right_rows_loop(logits, k):
     return flat.reshape(logits.shape)
 
 
-# ---------------------------------------------------------------- Exercise 4: top-p
+# ---------------------------------------------------------------- Exercise 6: top-p
 
 
 def _scatter_back(keep_sorted, order):
@@ -498,7 +498,7 @@ def ex4_right_inverse_permutation(probs, top_p):
     return kept / kept.sum(dim=-1, keepdim=True)
 
 
-# ---------------------------------------------------------------- Exercise 5: the sampler
+# ---------------------------------------------------------------- Exercise 7: the sampler
 
 
 def _softmax(z):
@@ -657,7 +657,7 @@ def ex5_right_gumbel_max(logits, temperature, top_k, top_p, generator):
     return (log_p - (-u.log()).log()).argmax(dim=-1, keepdim=True)
 
 
-# ---------------------------------------------------------------- Exercise 6: a KV cache
+# ---------------------------------------------------------------- Exercise 8: a KV cache
 
 
 def ex6_wrong_positions_from_zero(gpt, idx, n):
@@ -831,8 +831,8 @@ def ex6_right_token_by_token(gpt, idx, n):
     return seq
 
 
-E1, E2, E3 = "ex1_my_gpt_block", "ex2_my_temperature_probs", "ex3_my_top_k_logits"
-E4, E5, E6 = "ex4_my_top_p_probs", "ex5_my_sample", "ex6_my_generate_cached"
+E1, E2, E3 = "ex1_my_gpt_block", "ex4_my_temperature_probs", "ex5_my_top_k_logits"
+E4, E5, E6 = "ex6_my_top_p_probs", "ex7_my_sample", "ex8_my_generate_cached"
 
 ENTRIES = [
     Entry(
@@ -1222,4 +1222,239 @@ ENTRIES = [
         True,
     ),
     Entry(E6, "the prompt fed one token at a time too", ex6_right_token_by_token, True),
+]
+
+
+# -- the forward pass and the training step (section 5) --------------------------------------
+
+E_FORWARD, E_STEP = "ex2_my_gpt_forward", "ex3_my_train_step"
+
+
+def fwd_right_enumerate(gpt, idx):
+    t = idx.shape[1]
+    pos = torch.arange(t).unsqueeze(0)  # (1, T)
+    x = gpt.token_embedding(idx) + gpt.position_embedding(pos)
+    x = gpt.dropout(x)
+    m = attnlib.causal_mask(t, t)
+    for _, blk in enumerate(gpt.blocks):
+        x, _att = blk(x, m)
+    return gpt.head(gpt.final_norm(x))
+
+
+def fwd_right_functional_embedding(gpt, idx):
+    t = idx.shape[-1]
+    x = F.embedding(idx, gpt.token_embedding.weight)
+    x = x + F.embedding(torch.arange(t), gpt.position_embedding.weight)
+    x = gpt.dropout(x)
+    mask = attnlib.causal_mask(t)
+    for block in gpt.blocks:
+        x = block(x, mask=mask)[0]
+    return F.linear(gpt.final_norm(x), gpt.head.weight)
+
+
+def fwd_wrong_norm_after_each_block(gpt, idx):
+    t = idx.shape[1]
+    x = gpt.dropout(gpt.token_embedding(idx) + gpt.position_embedding(torch.arange(t)))
+    mask = attnlib.causal_mask(t)
+    for block in gpt.blocks:
+        x, _ = block(x, mask)
+        x = gpt.final_norm(x)
+    return gpt.head(x)
+
+
+def fwd_wrong_weights_as_output(gpt, idx):
+    t = idx.shape[1]
+    x = gpt.dropout(gpt.token_embedding(idx) + gpt.position_embedding(torch.arange(t)))
+    mask = attnlib.causal_mask(t)
+    for block in gpt.blocks:
+        x = block(x, mask)[1]
+    return gpt.head(gpt.final_norm(x))
+
+
+def fwd_wrong_no_dropout(gpt, idx):
+    t = idx.shape[1]
+    x = gpt.token_embedding(idx) + gpt.position_embedding(torch.arange(t))
+    mask = attnlib.causal_mask(t)
+    for block in gpt.blocks:
+        x, _ = block(x, mask)
+    return gpt.head(gpt.final_norm(x))
+
+
+def fwd_wrong_dropout_at_the_end(gpt, idx):
+    t = idx.shape[1]
+    x = gpt.token_embedding(idx) + gpt.position_embedding(torch.arange(t))
+    mask = attnlib.causal_mask(t)
+    for block in gpt.blocks:
+        x, _ = block(x, mask)
+    return gpt.head(gpt.dropout(gpt.final_norm(x)))
+
+
+def fwd_wrong_head_then_norm(gpt, idx):
+    t = idx.shape[1]
+    x = gpt.dropout(gpt.token_embedding(idx) + gpt.position_embedding(torch.arange(t)))
+    mask = attnlib.causal_mask(t)
+    for block in gpt.blocks:
+        x, _ = block(x, mask)
+    return gpt.final_norm(gpt.head(x))
+
+
+def fwd_wrong_mask_none(gpt, idx):
+    t = idx.shape[1]
+    x = gpt.dropout(gpt.token_embedding(idx) + gpt.position_embedding(torch.arange(t)))
+    for block in gpt.blocks:
+        x, _ = block(x, None)
+    return gpt.head(gpt.final_norm(x))
+
+
+def step_right_permute(model, optimizer, scheduler, windows, max_norm):
+    model.train()
+    optimizer.zero_grad(set_to_none=False)
+    logits = model(windows[:, :-1])  # (B, T, V)
+    loss = F.cross_entropy(logits.permute(0, 2, 1), windows[:, 1:])
+    loss.backward()
+    nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    optimizer.step()
+    scheduler.step()
+    return loss.item()
+
+
+def step_wrong_zero_at_end(model, optimizer, scheduler, windows, max_norm):
+    logits = model(windows[:, :-1])
+    loss = F.cross_entropy(logits.flatten(0, 1), windows[:, 1:].flatten())
+    loss.backward()
+    nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    optimizer.step()
+    scheduler.step()
+    optimizer.zero_grad()
+    return loss.item()
+
+
+def step_wrong_clip_after_step(model, optimizer, scheduler, windows, max_norm):
+    optimizer.zero_grad()
+    logits = model(windows[:, :-1])
+    loss = F.cross_entropy(logits.flatten(0, 1), windows[:, 1:].flatten())
+    loss.backward()
+    optimizer.step()
+    nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    scheduler.step()
+    return loss.item()
+
+
+def step_wrong_forgot_scheduler(model, optimizer, scheduler, windows, max_norm):
+    optimizer.zero_grad()
+    logits = model(windows[:, :-1])
+    loss = F.cross_entropy(logits.flatten(0, 1), windows[:, 1:].flatten())
+    loss.backward()
+    nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    optimizer.step()
+    return loss.item()
+
+
+def step_wrong_view(model, optimizer, scheduler, windows, max_norm):
+    optimizer.zero_grad()
+    logits = model(windows[:, :-1])
+    V = logits.size(-1)
+    loss = F.cross_entropy(logits.view(-1, V), windows[:, 1:].view(-1))
+    loss.backward()
+    nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    optimizer.step()
+    scheduler.step()
+    return loss.item()
+
+
+def step_wrong_item_not_called(model, optimizer, scheduler, windows, max_norm):
+    optimizer.zero_grad()
+    logits = model(windows[:, :-1])
+    loss = F.cross_entropy(logits.flatten(0, 1), windows[:, 1:].flatten())
+    loss.backward()
+    nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    optimizer.step()
+    scheduler.step()
+    return loss.item
+
+
+def step_wrong_whole_window(model, optimizer, scheduler, windows, max_norm):
+    optimizer.zero_grad()
+    logits = model(windows)
+    loss = F.cross_entropy(logits[:, :-1].flatten(0, 1), windows[:, 1:].flatten())
+    loss.backward()
+    nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    optimizer.step()
+    scheduler.step()
+    return loss.item()
+
+
+ENTRIES += [
+    Entry(
+        E_FORWARD, "enumerate, (1, T) positions, causal_mask(t, t)", fwd_right_enumerate, right=True
+    ),
+    Entry(E_FORWARD, "F.embedding and F.linear", fwd_right_functional_embedding, right=True),
+    Entry(
+        E_FORWARD,
+        "final_norm inside the loop",
+        fwd_wrong_norm_after_each_block,
+        named="applied the final LayerNorm after every block instead of once, after the last",
+    ),
+    Entry(
+        E_FORWARD,
+        "took block(...)[1]",
+        fwd_wrong_weights_as_output,
+        named="kept the attention weights as the stream instead of the block's output",
+    ),
+    Entry(
+        E_FORWARD,
+        "no dropout (the notebook's config has none)",
+        fwd_wrong_no_dropout,
+        named="left out the dropout after the embeddings",
+    ),
+    Entry(
+        E_FORWARD,
+        "the dropout before the head",
+        fwd_wrong_dropout_at_the_end,
+        named="applied the model's dropout before the head instead of after the embeddings",
+    ),
+    Entry(
+        E_FORWARD,
+        "LayerNorm on the logits",
+        fwd_wrong_head_then_norm,
+        named="applied the head before the final LayerNorm",
+    ),
+    Entry(
+        E_FORWARD,
+        "mask None: the blocks mask themselves, I thought",
+        fwd_wrong_mask_none,
+        named="passed no mask to the blocks: every position sees the tokens after it",
+    ),
+    Entry(E_STEP, "model.train(), zeros, permute", step_right_permute, right=True),
+    Entry(
+        E_STEP,
+        "zero_grad at the end of the step",
+        step_wrong_zero_at_end,
+        named="cleared the gradients after step(), not before backward()",
+    ),
+    Entry(E_STEP, "clip after step", step_wrong_clip_after_step, named="clipped after step()"),
+    Entry(
+        E_STEP,
+        "forgot scheduler.step()",
+        step_wrong_forgot_scheduler,
+        named="never advanced the schedule",
+    ),
+    Entry(
+        E_STEP,
+        ".view on the targets",
+        step_wrong_view,
+        named="flattened the targets with .view, which a slice of the windows cannot take",
+    ),
+    Entry(
+        E_STEP,
+        "return loss.item",
+        step_wrong_item_not_called,
+        named="returned the loss's item method without calling it",
+    ),
+    Entry(
+        E_STEP,
+        "the model reads the whole window, its last logits cut",
+        step_wrong_whole_window,
+        named="fed the model the whole window, T + 1 tokens, not its first T",
+    ),
 ]

@@ -9,8 +9,8 @@ from torch import nn
 import attnlib
 from mistake_corpus.corpus import Entry
 
-E1, E2, E3 = "ex1_my_gpt_block", "ex2_my_temperature_probs", "ex3_my_top_k_logits"
-E4, E5, E6 = "ex4_my_top_p_probs", "ex5_my_sample", "ex6_my_generate_cached"
+E1, E2, E3 = "ex1_my_gpt_block", "ex4_my_temperature_probs", "ex5_my_top_k_logits"
+E4, E5, E6 = "ex6_my_top_p_probs", "ex7_my_sample", "ex8_my_generate_cached"
 
 # ---------------------------------------------------------------- Exercise 1: the GPT block
 
@@ -120,7 +120,7 @@ class Ex1RightFunctionalDropout(Ex1Base):
         return x, weights
 
 
-# ------------------------------------------------------------ Exercise 2: temperature
+# ------------------------------------------------------------ Exercise 4: temperature
 
 
 def ex2_wrong_no_shift(logits, temperature):
@@ -185,7 +185,7 @@ def ex2_wrong_rows_loop(logits, temperature):
     return out
 
 
-def ex2_right_logsumexp_by_hand(logits, temperature):
+def ex2_wrong_logsumexp_by_hand_divided_first(logits, temperature):
     if temperature == 0:
         winners = logits.eq(logits.amax(dim=-1, keepdim=True))
         return winners.to(logits.dtype) / winners.sum(dim=-1, keepdim=True).to(logits.dtype)
@@ -205,7 +205,7 @@ def ex2_right_float64(logits, temperature):
     return (p / p.sum(-1, keepdim=True)).to(logits.dtype)
 
 
-# ------------------------------------------------------------------ Exercise 3: top-k
+# ------------------------------------------------------------------ Exercise 5: top-k
 
 
 def ex3_wrong_smallest(logits, k):
@@ -261,7 +261,7 @@ def ex3_right_sorted_threshold(logits, k):
     return torch.where(logits < threshold, torch.full_like(logits, -math.inf), logits)
 
 
-# ------------------------------------------------------------------ Exercise 4: top-p
+# ------------------------------------------------------------------ Exercise 6: top-p
 
 
 def _nucleus(probs, keep_sorted, order):
@@ -346,7 +346,7 @@ def ex4_right_rows_loop(probs, top_p):
     return out.reshape(probs.shape)
 
 
-# --------------------------------------------------------------- Exercise 5: the sampler
+# --------------------------------------------------------------- Exercise 7: the sampler
 
 
 def _top_k(z, k):
@@ -486,7 +486,7 @@ def ex5_right_inverse_cdf(logits, temperature, top_k, top_p, generator):
     return idx.clamp_max(probs.shape[-1] - 1)
 
 
-# ------------------------------------------------------------ Exercise 6: a KV cache
+# ------------------------------------------------------------ Exercise 8: a KV cache
 
 
 def _embed(gpt, tokens, start):
@@ -705,7 +705,16 @@ ENTRIES = [
         ex2_wrong_rows_loop,
         named="assumed a 2-D batch (B, V): dimensions or indices fixed for two dimensions",
     ),
-    Entry(E2, "log-sum-exp by hand", ex2_right_logsumexp_by_hand, right=True),
+    # Written as a right answer; it divides by T before the shift, so float16 logits [70, 0]
+    # at T = 0.001 give NaN, which the task ("finite and right for any finite logits",
+    # float16 included) rules out: wrong since issue 40's float16 case.
+    Entry(
+        E2,
+        "log-sum-exp by hand, z / T first",
+        ex2_wrong_logsumexp_by_hand_divided_first,
+        named="divided by T before subtracting each row's maximum, which overflows float16 at a "
+        "small T",
+    ),
     Entry(E2, "in float64, cast back", ex2_right_float64, right=True),
     Entry(
         E3,
@@ -922,4 +931,223 @@ ENTRIES = [
     ),
     Entry(E6, "the prompt fed one token at a time", ex6_right_prompt_token_by_token, right=True),
     Entry(E6, "the prompt at once, then an all-True mask", ex6_right_mask_of_ones, right=True),
+]
+
+
+# ------------------------------------- Exercises 4 and 3 (section 5): forward pass, training step
+
+E_FORWARD, E_STEP = "ex2_my_gpt_forward", "ex3_my_train_step"
+
+
+def ex_forward_right_device(gpt, idx):
+    T = idx.shape[-1]
+    x = gpt.token_embedding(idx)
+    x = x + gpt.position_embedding(torch.arange(T, device=idx.device))[None]
+    x = gpt.dropout(x)
+    causal = attnlib.causal_mask(T).to(idx.device)
+    for layer in gpt.blocks:
+        out = layer(x, causal)
+        x = out[0]
+    logits = gpt.head(gpt.final_norm(x))
+    return logits
+
+
+def ex_forward_wrong_inverted(gpt, idx):
+    T = idx.shape[-1]
+    x = gpt.dropout(gpt.token_embedding(idx) + gpt.position_embedding(torch.arange(T)))
+    mask = ~attnlib.causal_mask(T)  # True where the future is: blocked
+    for layer in gpt.blocks:
+        x, _ = layer(x, mask)
+    return gpt.head(gpt.final_norm(x))
+
+
+def ex_forward_wrong_positions_from_one(gpt, idx):
+    T = idx.shape[-1]
+    x = gpt.token_embedding(idx) + gpt.position_embedding(torch.arange(1, T + 1))
+    x = gpt.dropout(x)
+    mask = attnlib.causal_mask(T)
+    for layer in gpt.blocks:
+        x, _ = layer(x, mask)
+    return gpt.head(gpt.final_norm(x))
+
+
+def ex_forward_wrong_log_softmax(gpt, idx):
+    T = idx.shape[-1]
+    x = gpt.dropout(gpt.token_embedding(idx) + gpt.position_embedding(torch.arange(T)))
+    mask = attnlib.causal_mask(T)
+    for layer in gpt.blocks:
+        x, _ = layer(x, mask)
+    return F.log_softmax(gpt.head(gpt.final_norm(x)), dim=-1)
+
+
+def ex_forward_wrong_last_only(gpt, idx):
+    T = idx.shape[-1]
+    x = gpt.dropout(gpt.token_embedding(idx) + gpt.position_embedding(torch.arange(T)))
+    mask = attnlib.causal_mask(T)
+    for layer in gpt.blocks:
+        x, _ = layer(x, mask)
+    return gpt.head(gpt.final_norm(x))[:, -1, :]
+
+
+def ex_forward_wrong_max_len_mask(gpt, idx):
+    x = gpt.token_embedding(idx) + gpt.position_embedding(torch.arange(idx.shape[-1]))
+    x = gpt.dropout(x)
+    mask = attnlib.causal_mask(gpt.config.max_len)
+    for layer in gpt.blocks:
+        x, _ = layer(x, mask)
+    return gpt.head(gpt.final_norm(x))
+
+
+def ex_step_right_enable_grad(model, optimizer, scheduler, windows, max_norm):
+    with torch.enable_grad():
+        inputs, targets = windows[:, :-1], windows[:, 1:]
+        optimizer.zero_grad()
+        logits = model(inputs)
+        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
+        loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    optimizer.step()
+    scheduler.step()
+    return loss.item()
+
+
+def ex_step_wrong_zero_between(model, optimizer, scheduler, windows, max_norm):
+    logits = model(windows[:, :-1])
+    loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), windows[:, 1:].reshape(-1))
+    loss.backward()
+    optimizer.zero_grad()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    optimizer.step()
+    scheduler.step()
+    return loss.item()
+
+
+def ex_step_wrong_clip_first(model, optimizer, scheduler, windows, max_norm):
+    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    optimizer.zero_grad()
+    logits = model(windows[:, :-1])
+    loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), windows[:, 1:].reshape(-1))
+    loss.backward()
+    optimizer.step()
+    scheduler.step()
+    return loss.item()
+
+
+def ex_step_wrong_detached(model, optimizer, scheduler, windows, max_norm):
+    optimizer.zero_grad()
+    logits = model(windows[:, :-1])
+    loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), windows[:, 1:].reshape(-1))
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    optimizer.step()
+    scheduler.step()
+    return loss.detach()
+
+
+def ex_step_wrong_sum(model, optimizer, scheduler, windows, max_norm):
+    optimizer.zero_grad()
+    logits = model(windows[:, :-1])
+    loss = F.cross_entropy(
+        logits.reshape(-1, logits.shape[-1]), windows[:, 1:].reshape(-1), reduction="sum"
+    )
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    optimizer.step()
+    scheduler.step()
+    return loss.item()
+
+
+def ex_step_wrong_value_clip(model, optimizer, scheduler, windows, max_norm):
+    optimizer.zero_grad()
+    logits = model(windows[:, :-1])
+    loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), windows[:, 1:].reshape(-1))
+    loss.backward()
+    torch.nn.utils.clip_grad_value_(model.parameters(), max_norm)
+    optimizer.step()
+    scheduler.step()
+    return loss.item()
+
+
+def ex_step_wrong_no_step(model, optimizer, scheduler, windows, max_norm):
+    optimizer.zero_grad()
+    logits = model(windows[:, :-1])
+    loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), windows[:, 1:].reshape(-1))
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    scheduler.step()  # the scheduler steps the optimizer, I thought
+    return loss.item()
+
+
+ENTRIES += [
+    Entry(E_FORWARD, "positions on idx's device, out[0]", ex_forward_right_device, right=True),
+    Entry(
+        E_FORWARD,
+        "~causal_mask",
+        ex_forward_wrong_inverted,
+        named="inverted the causal mask (True = blocked)",
+    ),
+    Entry(
+        E_FORWARD,
+        "positions 1 to T",
+        ex_forward_wrong_positions_from_one,
+        named="numbered the positions from 1 instead of 0",
+    ),
+    Entry(
+        E_FORWARD,
+        "log_softmax at the end, for the loss",
+        ex_forward_wrong_log_softmax,
+        named="returned log-probabilities (log_softmax) instead of the head's logits",
+    ),
+    Entry(
+        E_FORWARD,
+        "only the last position",
+        ex_forward_wrong_last_only,
+        named="returned only the last position's logits, (B, V)",
+    ),
+    Entry(
+        E_FORWARD,
+        "mask of the config's max_len",
+        ex_forward_wrong_max_len_mask,
+        named="built the mask for max_len positions instead of for the T tokens of idx",
+    ),
+    Entry(E_STEP, "everything under enable_grad", ex_step_right_enable_grad, right=True),
+    Entry(
+        E_STEP,
+        "zero_grad between backward and clip",
+        ex_step_wrong_zero_between,
+        named=(
+            "cleared the gradients after backward() (or never called backward()): step() had "
+            "no gradient to follow"
+        ),
+    ),
+    Entry(
+        E_STEP,
+        "clip at the very start",
+        ex_step_wrong_clip_first,
+        named="clipped before backward() (or not at all): step() used the unclipped gradient",
+    ),
+    Entry(
+        E_STEP,
+        "returned loss.detach()",
+        ex_step_wrong_detached,
+        named="returned the loss as a tensor instead of a float",
+    ),
+    Entry(
+        E_STEP,
+        "reduction='sum'",
+        ex_step_wrong_sum,
+        named="summed the cross-entropy over the positions instead of averaging it",
+    ),
+    Entry(
+        E_STEP,
+        "clip_grad_value_",
+        ex_step_wrong_value_clip,
+        named="clipped each gradient entry (clip_grad_value_) instead of the gradient's norm",
+    ),
+    Entry(
+        E_STEP,
+        "no optimizer.step()",
+        ex_step_wrong_no_step,
+        named="never called the optimizer's step()",
+    ),
 ]

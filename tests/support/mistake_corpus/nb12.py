@@ -484,10 +484,14 @@ ENTRIES = [
         ex1_wrong_floor_tiles,
         named="dropped the last, shorter tile when t is not a multiple of tile_size",
     ),
-    # Written as a wrong answer (the task says "as a whole number"); the check accepts a float
-    # of the right value on purpose (its tests count "tensors, returning a float" right), so it
-    # is counted here as a right answer.
-    Entry(E1, "the right count, returned as a float", ex1_wrong_float_result, right=True),
+    # Written as a wrong answer (the task says "as a whole number"); counted right while the
+    # check accepted a float of the right value, wrong again since issue 40 asks it named.
+    Entry(
+        E1,
+        "the right count, returned as a float",
+        ex1_wrong_float_result,
+        named="returned a float where the task asks for a whole number",
+    ),
     Entry(
         E1,
         "left out the diagonal tile",

@@ -64,7 +64,7 @@ def ex1_wrong_off_by_one_keys(batch_heads, t, d, tile_size):
     return batch_heads * 4 * d * pairs
 
 
-def ex1_right_float_result(batch_heads, t, d, tile_size):
+def ex1_wrong_float_result(batch_heads, t, d, tile_size):
     pairs = 0
     for start in range(0, t, tile_size):
         end = min(start + tile_size, t)
@@ -438,7 +438,12 @@ ENTRIES = [
         ex1_wrong_off_by_one_keys,
         named="counted one key too many for each query tile, its end taken as its last row",
     ),
-    Entry(E1, "the right count, returned as a float", ex1_right_float_result, right=True),
+    Entry(
+        E1,
+        "the right count, returned as a float (right until issue 40 asked a float named)",
+        ex1_wrong_float_result,
+        named="returned a float where the task asks for a whole number",
+    ),
     Entry(
         E1,
         "diagonal tiles counted as their lower triangle",
