@@ -282,8 +282,15 @@ publish-solutions: setup
 # each solution replaced by a stub whose check says "not done yet", outputs cleared.
 # nbgrader keeps its gradebook in gradebook.db, which `nbgrader autograde` reads later.
 # (nbgrader runs `alembic` from PATH, hence the venv's bin first.)
+# nbgrader reads the instructors' edition without its instructors-only cells (the asserts of
+# the predict-first answers), as `make course-dir` gives it: .student-source/notebooks/.
 student: instructor
-	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/nbgrader generate_assignment notebooks --force
+	rm -rf .student-source && mkdir -p .student-source/notebooks
+	$(BIN)/python -c 'import pathlib; from attnlib.grading.course import nbgrader_source; \
+		[pathlib.Path(".student-source/notebooks", p.name).write_bytes(nbgrader_source(p.read_bytes())) \
+		for p in pathlib.Path("instructors/notebooks").glob("[0-9][0-9]_*.ipynb")]'
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/nbgrader generate_assignment notebooks --force \
+		--CourseDirectory.source_directory=.student-source
 
 # Regenerate the PNGs in figures/ (deterministic: same bytes for the same code).
 figures: setup

@@ -5,7 +5,9 @@ named ``notebooks``, so from the repository's root
 
     nbgrader generate_assignment notebooks   # the student edition, in student/notebooks/
 
-works without moving a file (``make student`` runs it). Grade in a course directory of its
+works without moving a file. ``make student`` runs it on ``.student-source/``, the
+instructors' edition without its instructors-only cells (the asserts of the predict-first
+answers), which a student edition must not hold. Grade in a course directory of its
 own, outside this checkout (``make course-dir``, ``make autograde``: instructors/README.md),
 not with ``nbgrader autograde`` here, which runs each submission with this checkout, its
 answer key and its gradebook in reach. Each exercise is an

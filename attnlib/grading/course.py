@@ -29,8 +29,6 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from attnlib.course.predictions import INSTRUCTORS_ONLY_TAG
-
 ASSIGNMENT = "notebooks"
 CHECKOUT = Path(__file__).resolve().parents[2]
 
@@ -108,6 +106,9 @@ def nbgrader_source(content: bytes) -> bytes:
     """The notebook ``content`` as nbgrader's source: the cells only the instructors' edition
     has (the asserts of the predict-first answers) left out, as the learner's edition leaves
     them, and each stub of the learner's edition marked (:func:`_stubs_marked`)."""
+    # Imported here: the class report imports this module and must load no course code.
+    from attnlib.course.predictions import INSTRUCTORS_ONLY_TAG
+
     notebook = json.loads(content)
     kept = [
         cell

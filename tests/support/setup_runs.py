@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from attnlib.grading.course import make_course_dir, run_nbgrader
+from attnlib.grading.course import make_course_dir, nbgrader_source, run_nbgrader
 
 REPO = Path(__file__).resolve().parents[2]
 # The instructors' edition is the source of nbgrader's one assignment, `notebooks`
@@ -128,12 +128,18 @@ def build_pip_setup(destination: Path) -> PipSetup:
 def grade_course(root: Path) -> GradingRun:
     """In ``root``: the student edition as ``make student`` makes it, and a course directory
     (``make course-dir``) in which two submissions are autograded: ``solutions`` (the
-    instructors' edition as it is) as ``make autograde`` grades a class, the cells that only
+    instructors' edition without its instructors-only cells, as a student who solved every
+    exercise hands it in) as ``make autograde`` grades a class, the cells that only
     train left out, and ``untouched`` (the learner's edition, ``notebooks/``, as a learner
     first opens it) with every cell run (``--whole``)."""
     shutil.copy(REPO / "nbgrader_config.py", root)
+    # The answer key as `make student` gives it to nbgrader and as a student who solved every
+    # exercise hands it in: without the cells only the instructors' edition has.
     answer_key = root / "instructors" / ASSIGNMENT
-    shutil.copytree(SOURCE_NOTEBOOKS, answer_key, ignore=shutil.ignore_patterns(".*"))
+    answer_key.mkdir(parents=True)
+    for notebook in COURSE_NOTEBOOKS:
+        source = SOURCE_NOTEBOOKS / notebook.name
+        (answer_key / notebook.name).write_bytes(nbgrader_source(source.read_bytes()))
     generate_seconds = run_nbgrader(root, "generate_assignment", ASSIGNMENT)
     course = root / "course"
     make_course_dir(course, SOURCE_NOTEBOOKS)
