@@ -31,6 +31,7 @@ from setup_runs import (
     grade_course,
 )
 
+from attnlib.grading.course import nbgrader_source
 from attnlib.grading.in_sandbox import LEFT_OUT_NOTE
 
 NOTEBOOKS = COURSE_NOTEBOOKS
@@ -95,7 +96,7 @@ def test_the_student_edition_has_every_notebook_and_only_notebooks(
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_no_solution_survives_and_the_task_and_checks_stay(path: Path, course: GradingRun) -> None:
-    original = _read(path)
+    original = json.loads(nbgrader_source(path.read_bytes()))  # as `make student` reads it
     student = _read(course.released / path.name)
     assert len(student["cells"]) == len(original["cells"])
     exercises = _exercises(original)
