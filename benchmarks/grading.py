@@ -152,7 +152,11 @@ def main(argv: list[str] | None = None) -> None:
         "grading", __doc__, writes="benchmarks/results/grading.json"
     )
     parser.add_argument(
-        "--submissions", type=int, default=4, help="whole-course submissions to grade (4)"
+        "--submissions",
+        type=int,
+        default=4,
+        metavar="N",
+        help="whole-course submissions to grade (4)",
     )
     parser.add_argument(
         "--hangs",
