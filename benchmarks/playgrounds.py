@@ -177,6 +177,7 @@ def attention_views() -> None:
 
 
 if __name__ == "__main__":
+    # No flag of its own: the parser answers --help, and --no-save changes nothing here.
     command_line.benchmark_parser("playgrounds", __doc__, writes=None).parse_args()
     main()
     attention_views()
