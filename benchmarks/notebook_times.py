@@ -14,8 +14,6 @@ import sys
 import tempfile
 from pathlib import Path
 
-import run_notebooks  # tests/support/, put on the path by benchmarks/__init__.py
-
 from benchmarks import command_line, results
 from instructors import editions
 
@@ -25,6 +23,10 @@ def main(argv: list[str] | None = None) -> None:
         "notebook_times", __doc__, writes="benchmarks/results/notebook_times.json"
     )
     args = parser.parse_args(argv)
+    # Imported once the arguments are read: nbformat's import takes seconds (its JSON schema
+    # checks), which --help need not wait for.
+    import run_notebooks  # tests/support/, put on the path by benchmarks/__init__.py
+
     seconds = {}
     with tempfile.TemporaryDirectory(prefix="notebook-times-") as scratch:
         for source in editions.source_notebooks():

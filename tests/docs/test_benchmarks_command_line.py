@@ -176,6 +176,7 @@ def test_a_bare_argument_is_found_in_a_help_text() -> None:
     assert undocumented_arguments(help_text) == ["--set SET"]
 
 
+@pytest.mark.slow
 def test_no_save_stores_no_figures(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
