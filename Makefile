@@ -302,6 +302,8 @@ figures: setup
 # notebook's run (benchmarks/results/);
 # then write them into docs/measurements.md, and the study times into the README and the
 # guide. About 10 minutes; timings depend on the machine, so none of them is a test.
+# Each `python -m benchmarks.NAME --help` says what it measures and its flags; `--no-save`
+# measures and prints but writes no file (to try one without changing the stored figures).
 BENCH := $(BIN)/python -m
 
 bench: setup

@@ -33,6 +33,7 @@ import torch.nn.functional as F
 import attnlib
 from attnlib.course import attention_cost
 from attnlib.course.attention_cost import METHODS, BenchmarkResults, attention_flops
+from benchmarks import command_line
 from benchmarks import results as stored_runs
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -240,9 +241,12 @@ def report(results: BenchmarkResults) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = command_line.benchmark_parser(
+        "attention",
+        __doc__,
+        writes=f"{RESULTS_FILE.relative_to(ROOT)} and {FIGURE_FILE.relative_to(ROOT)}",
+    )
     parser.add_argument("--memory-point", nargs=2, metavar=("METHOD", "T"), help=argparse.SUPPRESS)
-    parser.add_argument("--no-save", action="store_true", help="print only; write no files")
     parser.add_argument(
         "--by-operation",
         action="store_true",

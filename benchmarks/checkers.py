@@ -12,12 +12,12 @@ Shift-Enter on a check cell; timings depend on the machine, so none of them is a
 from __future__ import annotations
 
 import statistics
-import sys
 import time
 from collections.abc import Callable
 
 from attnlib import checks
 from attnlib.checks._exercise import known_mistakes
+from benchmarks import command_line
 
 
 def checkers() -> dict[str, Callable[..., object]]:
@@ -39,12 +39,17 @@ def time_checker(checker: Callable[..., object], exercise_id: str) -> list[float
     return seconds
 
 
-def main(argv: list[str]) -> None:
+def main(argv: list[str] | None = None) -> None:
+    parser = command_line.benchmark_parser("checkers", __doc__, writes=None)
+    parser.add_argument(
+        "notebooks", nargs="*", metavar="NN", help="only these notebooks' checkers (default: all)"
+    )
+    chosen = parser.parse_args(argv).notebooks
     print(f"{'NN':2}  {'exercise':36} {'mistakes':>8} {'median s':>9} {'worst s':>8}")
     worst_overall = 0.0
     for exercise_id, checker in checkers().items():
         notebook = checker.exercise.notebook  # type: ignore[attr-defined]
-        if argv and notebook not in argv:
+        if chosen and notebook not in chosen:
             continue
         try:
             seconds = time_checker(checker, exercise_id)
@@ -62,4 +67,4 @@ def main(argv: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    main()

@@ -19,7 +19,7 @@ import torch.nn.functional as F
 from torch import nn
 
 import attnlib
-from benchmarks import results
+from benchmarks import command_line, results
 
 SHAPES = [  # (batch dims, T_q, T_k, d_k, d_v)
     ((), 3, 3, 4, 4),
@@ -103,7 +103,11 @@ def multi_head_differences() -> dict[str, float]:
     return worst
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    parser = command_line.benchmark_parser(
+        "equivalence", __doc__, writes="benchmarks/results/equivalence.json"
+    )
+    args = parser.parse_args(argv)
     print(f"{len(SHAPES)} shapes × {len(MASKS)} mask kinds ({', '.join(MASKS)})")
     attention = {}
     for implementation in IMPLEMENTATIONS:
@@ -121,6 +125,8 @@ def main() -> None:
     multi_head = multi_head_differences()
     for what, difference in multi_head.items():
         print(f"  {what:15s} max |diff| = {difference:.2e}")
+    if args.no_save:
+        return
     results.save(
         "equivalence",
         {

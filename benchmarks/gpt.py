@@ -16,7 +16,7 @@ import torch
 
 from attnlib import GPT, GPTConfig
 from attnlib.course.char_gpt import train_char_gpt
-from benchmarks import results
+from benchmarks import command_line, results
 
 NEW_TOKENS = 500
 REPETITIONS = 3
@@ -31,7 +31,9 @@ def time_generation(
     return time.perf_counter() - start, out
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    parser = command_line.benchmark_parser("gpt", __doc__, writes="benchmarks/results/gpt.json")
+    args = parser.parse_args(argv)
     print(f"torch threads: {torch.get_num_threads()}")
     model, vocabulary, history = train_char_gpt(seed=0)
     tail = history.losses[-50:]
@@ -67,6 +69,8 @@ def main() -> None:
         f"{cached:.2f} s with it: {plain / cached:.1f}x faster (same tokens)"
     )
     trained = model.config
+    if args.no_save:
+        return
     results.save(
         "gpt",
         {

@@ -16,14 +16,13 @@ configuration is stored).
 
 from __future__ import annotations
 
-import argparse
 import time
 from dataclasses import asdict, replace
 
 import torch
 
 from attnlib.course import char_data, gpt_ladder
-from benchmarks import results
+from benchmarks import command_line, results
 
 
 def split() -> tuple[torch.Tensor, torch.Tensor, int]:
@@ -73,7 +72,9 @@ def _rounded(values: list[float]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = command_line.benchmark_parser(
+        "gpt_ladder", __doc__, writes="benchmarks/results/gpt_ladder.json"
+    )
     parser.add_argument("--seeds", type=int, nargs="+", default=[0], help="one ladder per seed")
     parser.add_argument(
         "--set", nargs="+", default=[], metavar="NAME=VALUE", help="change LadderConfig fields"
@@ -94,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
         for i, name in enumerate(gpt_ladder.RUNGS):
             losses = [found[0][i].val_loss for found in by_seed.values()]
             print(f"  {name:<24}{min(losses):.3f} – {max(losses):.3f}")
-    if config == gpt_ladder.LadderConfig() and 0 in by_seed:
+    if config == gpt_ladder.LadderConfig() and 0 in by_seed and not args.no_save:
         rungs, counted, own_weights, seconds, cpu = by_seed[0]
         results.save(
             "gpt_ladder",

@@ -21,7 +21,6 @@ measured; it prints each notebook's slowest run too.
 
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
 import time
@@ -31,7 +30,7 @@ from typing import Any
 from attnlib.grading.course import nbgrader_source
 from attnlib.grading.plan import plan_of
 from attnlib.grading.tasks import Task, run_all
-from benchmarks import results
+from benchmarks import command_line, results
 
 REPO = Path(__file__).resolve().parents[1]
 WITH_SLIDERS = ("01", "02", "03", "06", "07", "10", "11", "12")
@@ -80,7 +79,7 @@ def _problems(results: list[dict[str, Any]]) -> list[str]:
     return [f"{r['student']}/{r['notebook']}: {r['problem']}" for r in results if r["problem"]]
 
 
-def speed(submissions: int) -> None:
+def speed(submissions: int, save: bool = True) -> None:
     notebooks = _notebooks()
     tasks = [t for s in range(submissions) for t in _answer_key(f"s{s}", notebooks)]
     most = sum(plan_of(t.course_notebook, t.notebook).max_score for t in tasks[: len(notebooks)])
@@ -107,6 +106,8 @@ def speed(submissions: int) -> None:
     fresh_whole = _untouched("untouched", notebooks, whole=True)
     same = _scores(run_all(fresh, workers=2)) == _scores(run_all(fresh_whole, workers=2))
     print(f"  untouched learner's edition, every exercise scored as in the whole run: {same}")
+    if not save:
+        return
     results.save(
         "grading",
         {
@@ -146,15 +147,29 @@ def hangs(runs: int) -> None:
         )
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--submissions", type=int, default=4)
-    parser.add_argument("--hangs", type=int, default=0, help="runs of each slider notebook")
-    args = parser.parse_args()
+def main(argv: list[str] | None = None) -> None:
+    parser = command_line.benchmark_parser(
+        "grading", __doc__, writes="benchmarks/results/grading.json"
+    )
+    parser.add_argument(
+        "--submissions",
+        type=int,
+        default=4,
+        metavar="N",
+        help="whole-course submissions to grade (4)",
+    )
+    parser.add_argument(
+        "--hangs",
+        type=int,
+        default=0,
+        metavar="R",
+        help="instead, grade each notebook with sliders R times and count hangs (writes no file)",
+    )
+    args = parser.parse_args(argv)
     if args.hangs:
         hangs(args.hangs)
     else:
-        speed(args.submissions)
+        speed(args.submissions, save=not args.no_save)
 
 
 if __name__ == "__main__":

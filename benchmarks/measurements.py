@@ -6,12 +6,11 @@ Every figure on that page comes from a benchmark's last stored run (`benchmarks/
 and `attnlib/data/attention_benchmark.json` for the attention timings), never from a hand:
 each block between `<!-- generated: NAME -->` and `<!-- end generated: NAME -->` is
 rewritten from them. `--check` writes nothing and fails when the page is stale; a test runs
-the same comparison.
+the same comparison. `--no-save` prints the page it would write instead of writing it.
 """
 
 from __future__ import annotations
 
-import argparse
 import re
 import sys
 from collections.abc import Callable
@@ -19,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from attnlib.course.attention_cost import load_benchmark_results
-from benchmarks import attention, results
+from benchmarks import attention, command_line, results
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "measurements.md"
@@ -222,8 +221,12 @@ def regenerate(text: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="fail when the page is stale")
+    parser = command_line.benchmark_parser(
+        "measurements", __doc__, writes=str(PAGE.relative_to(ROOT))
+    )
+    parser.add_argument(
+        "--check", action="store_true", help="write nothing; fail when the page is stale"
+    )
     args = parser.parse_args(argv)
     text = PAGE.read_text(encoding="utf-8")
     fresh = regenerate(text)
@@ -232,6 +235,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{PAGE.relative_to(ROOT)} is stale: run `python -m benchmarks.measurements`")
             return 1
         print(f"{PAGE.relative_to(ROOT)} quotes the stored figures")
+        return 0
+    if args.no_save:
+        print(fresh, end="")
         return 0
     PAGE.write_text(fresh, encoding="utf-8")
     print(f"wrote {PAGE.relative_to(ROOT)}")

@@ -18,7 +18,7 @@ import torch
 import attnlib
 from attnlib.course import char_data
 from attnlib.formats import minilm
-from benchmarks import results
+from benchmarks import command_line, results
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -40,7 +40,11 @@ def timed(encode: object, sentences: list[str]) -> tuple[float, torch.Tensor]:
     return time.perf_counter() - start, embeddings
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    parser = command_line.benchmark_parser(
+        "minilm", __doc__, writes="benchmarks/results/minilm.json"
+    )
+    args = parser.parse_args(argv)
     from sentence_transformers import SentenceTransformer
     from transformers import AutoModel
 
@@ -88,6 +92,8 @@ def main() -> None:
     weight_diff = ((our_weights - their_weights).abs() * query_is_real).max().item()
     print(f"max |difference|: embeddings {embedding_diff:.1e} ({len(sentences)} sentences),")
     print(f"  attention weights {weight_diff:.1e} (the first batch, every layer and head)")
+    if args.no_save:
+        return
     results.save(
         "minilm",
         {

@@ -14,11 +14,12 @@ The figures depend on the corpus, not on the machine.
 
 from __future__ import annotations
 
-import sys
 import warnings
 from dataclasses import dataclass
 
 from mistake_corpus.corpus import REFUSED, Entry, checker_for, entries, notebooks
+
+from benchmarks import command_line
 
 
 @dataclass
@@ -86,15 +87,21 @@ def run(numbers: list[str], verbose: bool = False, corpus: str | None = None) ->
     return total
 
 
-def main(argv: list[str]) -> None:
-    """``[-v] [--corpus a|b|c|d] [NN …]``: verbose, one corpus only, some notebooks only."""
-    verbose = "-v" in argv
-    corpus = argv[argv.index("--corpus") + 1] if "--corpus" in argv else None
-    words = [a for a in argv if a not in ("-v", "--corpus", corpus)]
+def main(argv: list[str] | None = None) -> None:
+    parser = command_line.benchmark_parser("mistake_corpus", __doc__, writes=None)
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", help="print every entry that is not named"
+    )
+    parser.add_argument("--corpus", choices=("a", "b", "c", "d"), help="one corpus only")
+    parser.add_argument(
+        "notebooks", nargs="*", metavar="NN", help="only these notebooks (default: all)"
+    )
+    # Flags may come before, between or after the notebook numbers, as they always could.
+    args = parser.parse_intermixed_args(argv)
     # Learners' answers trip torch's deprecation warnings (x.T on 3-D tensors …): noise here.
     warnings.simplefilter("ignore", UserWarning)
-    run(words or notebooks(), verbose, corpus)
+    run(args.notebooks or notebooks(), args.verbose, args.corpus)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    main()

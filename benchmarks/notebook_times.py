@@ -14,13 +14,19 @@ import sys
 import tempfile
 from pathlib import Path
 
-import run_notebooks  # tests/support/, put on the path by benchmarks/__init__.py
-
-from benchmarks import results
+from benchmarks import command_line, results
 from instructors import editions
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    parser = command_line.benchmark_parser(
+        "notebook_times", __doc__, writes="benchmarks/results/notebook_times.json"
+    )
+    args = parser.parse_args(argv)
+    # Imported once the arguments are read: nbformat's import takes seconds (its JSON schema
+    # checks), which --help need not wait for.
+    import run_notebooks  # tests/support/, put on the path by benchmarks/__init__.py
+
     seconds = {}
     with tempfile.TemporaryDirectory(prefix="notebook-times-") as scratch:
         for source in editions.source_notebooks():
@@ -33,7 +39,8 @@ def main() -> None:
             seconds[source.name] = outcome["seconds"]
             print(f"{source.name:40s} {outcome['seconds']:6.1f} s", flush=True)
     print(f"{'every notebook, one after the other':40s} {sum(seconds.values()):6.1f} s")
-    results.save("notebook_times", {"seconds": seconds})
+    if not args.no_save:
+        results.save("notebook_times", {"seconds": seconds})
 
 
 if __name__ == "__main__":

@@ -12,8 +12,9 @@ comments and blank lines left out) counts as logic.
 from __future__ import annotations
 
 import ast
-import sys
 from pathlib import Path
+
+from benchmarks import command_line
 
 CORE = ("attention.py", "multi_head.py", "gpt.py", "tiled_attention.py")
 CHECKER_PREFIXES = ("_require", "require_", "_check", "check_")
@@ -119,4 +120,13 @@ def main(root: Path) -> None:
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parents[1])
+    parser = command_line.benchmark_parser("package_shape", __doc__, writes=None)
+    parser.add_argument(
+        "root",
+        nargs="?",
+        type=Path,
+        default=Path(__file__).resolve().parents[1],
+        metavar="ROOT",
+        help="the checkout whose attnlib/ is measured (default: this one)",
+    )
+    main(parser.parse_args().root)

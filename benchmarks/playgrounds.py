@@ -25,6 +25,7 @@ import torch
 import attnlib
 from attnlib.course import char_data, date_translator
 from attnlib.course.playgrounds import dates, sampler
+from benchmarks import command_line
 
 REPEATS = 20
 BUDGET_MS = 150.0
@@ -176,5 +177,7 @@ def attention_views() -> None:
 
 
 if __name__ == "__main__":
+    # No flag of its own: the parser answers --help, and --no-save changes nothing here.
+    command_line.benchmark_parser("playgrounds", __doc__, writes=None).parse_args()
     main()
     attention_views()

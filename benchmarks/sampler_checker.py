@@ -10,7 +10,6 @@ it and how often it named the mistake. About a minute on 2 cores.
 
 from __future__ import annotations
 
-import argparse
 import time
 
 from right_sampler import right_sampler
@@ -18,13 +17,14 @@ from right_sampler import right_sampler
 from attnlib import checks
 from attnlib.checks.nb10_gpt import sampler
 from attnlib.checks.nb10_gpt.sampler_mistakes import MISTAKES
+from benchmarks import command_line
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> None:
+    parser = command_line.benchmark_parser("sampler_checker", __doc__, writes=None)
     parser.add_argument("--seeds", type=int, default=2000, help="seeds for the right sampler")
     parser.add_argument("--mistake-seeds", type=int, default=200, help="seeds per mistake")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     print(
         f"{len(sampler.CASES)} cases x {sampler.DRAWS:,} draws; per-token budget "
         f"{sampler.per_token_delta():.2e}, whole-check budget {sampler.FALSE_FAILURE:.0e}"

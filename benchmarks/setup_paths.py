@@ -13,16 +13,16 @@ test.
 
 from __future__ import annotations
 
-import argparse
-import sys
 import tempfile
 from pathlib import Path
 
 from setup_runs import build_pip_setup, describe_grading, describe_pip_setup, grade_course
 
+from benchmarks import command_line
+
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = command_line.benchmark_parser("setup_paths", __doc__, writes=None)
     parser.add_argument("--skip-pip", action="store_true", help="only time grading")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
@@ -34,4 +34,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    main()

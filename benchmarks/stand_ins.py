@@ -11,11 +11,12 @@ the optional 10 Ex 8, which carries no points and is not graded, is counted apar
 
 from __future__ import annotations
 
-import sys
 import warnings
 
 from mistake_corpus.corpus import entries, notebooks
 from stand_in_loopback import NOT_ACROSS, same_report
+
+from benchmarks import command_line
 
 
 def main(numbers: list[str]) -> None:
@@ -38,4 +39,8 @@ def main(numbers: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    parser = command_line.benchmark_parser("stand_ins", __doc__, writes=None)
+    parser.add_argument(
+        "notebooks", nargs="*", metavar="NN", help="only these notebooks (default: all)"
+    )
+    main(parser.parse_args().notebooks)

@@ -30,12 +30,12 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from attnlib.course.playgrounds import SHOW_CALL as PLAYGROUND
 from attnlib.course.predictions import INSTRUCTORS_ONLY_TAG
+from benchmarks import command_line
 
 WORDS_PER_MINUTE = 120
 MINUTES_PER_CODE_CELL = 1.0
@@ -167,9 +167,24 @@ def main(root: Path) -> None:
 
 
 if __name__ == "__main__":
-    arguments = [a for a in sys.argv[1:] if a != "--write"]
-    checkout = Path(arguments[0]) if arguments else ROOT
-    if "--write" in sys.argv[1:]:
-        write_quotes(checkout)
+    parser = command_line.benchmark_parser(
+        "study_time", __doc__, writes="README.md and instructors/README.md with --write"
+    )
+    parser.add_argument(
+        "--write", action="store_true", help="write the times into README.md and the guide"
+    )
+    parser.add_argument(
+        "root",
+        nargs="?",
+        type=Path,
+        default=ROOT,
+        metavar="ROOT",
+        help="the checkout whose notebooks are counted (default: this one)",
+    )
+    arguments = parser.parse_args()
+    if arguments.write and arguments.no_save:
+        parser.error("--write and --no-save ask for opposite things")
+    if arguments.write:
+        write_quotes(arguments.root)
     else:
-        main(checkout)
+        main(arguments.root)

@@ -15,7 +15,6 @@ held in all of them. About 15 minutes on 2 cores.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import io
 import json
@@ -31,6 +30,7 @@ import torch
 
 from attnlib import checks
 from attnlib.course import date_tokenizer, date_translator, dates
+from benchmarks import command_line
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "portability"))
 import rounding_noise
@@ -327,10 +327,10 @@ def report(
     return all_hold
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> None:
+    parser = command_line.benchmark_parser("trained_claims", __doc__, writes=None)
     parser.add_argument("--quick", action="store_true", help="seeds 0 and 1 only")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     print(f"torch threads: {torch.get_num_threads()}")
     if args.quick:
         runs = [Run(0), Run(1)]
