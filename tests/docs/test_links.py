@@ -11,6 +11,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 DOCUMENTS = [
     ROOT / "README.md",
+    ROOT / "CONTRIBUTING.md",
     ROOT / "instructors" / "README.md",
     ROOT / "tests" / "README.md",
     *sorted((ROOT / "docs").glob("*.md")),
