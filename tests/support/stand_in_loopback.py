@@ -1,7 +1,7 @@
 """A checker's report on an answer, and on a stand-in for it across the grading sandbox's wall.
 
-A stand-in (`attnlib.grading.stand_ins`) whose calls go through the grader's wire format to
-`attnlib.grading.answering`, as when grading, but in this one process (`Loopback`). Used by
+A stand-in (`attnlib.grading.grader.stand_ins`) whose calls go through the grader's wire format to
+`attnlib.grading.sandbox.answering`, as when grading, but in this one process (`Loopback`). Used by
 `tests/checks/test_grading_stand_ins.py` on a sample of the mistake corpus and by
 `python -m benchmarks.stand_ins` on all of it.
 """
@@ -13,8 +13,8 @@ from typing import Any
 
 from mistake_corpus.corpus import Entry, checker_for
 
-from attnlib.grading.answering import answer_request, describe
-from attnlib.grading.stand_ins import stand_in
+from attnlib.grading.grader.stand_ins import stand_in
+from attnlib.grading.sandbox.answering import answer_request, describe
 
 NOT_ACROSS = {"ex8_my_generate_cached"}  # optional: no points, so not graded
 

@@ -1,11 +1,11 @@
 """The sandbox's side of a check: call the learner's answer as the grader asks, say what it did.
 
 The grader's checker never holds the learner's function; it holds a stand-in
-(:mod:`attnlib.grading.stand_ins`) whose every call becomes a request to the sandbox. Here, in
-the sandbox, :func:`answer_request` makes that call on the real answer, inside a
+(:mod:`attnlib.grading.grader.stand_ins`) whose every call becomes a request to the sandbox. Here,
+in the sandbox, :func:`answer_request` makes that call on the real answer, inside a
 :class:`~attnlib.checks._calls.CallWatch` for what the checker forbids, and replies with what
 came of it: the value or the error, what the call changed in its arguments
-(:mod:`attnlib.grading.mirror`), and the forbidden calls it saw. The arguments come as one
+(:mod:`attnlib.grading.wire.mirror`), and the forbidden calls it saw. The arguments come as one
 pickle from the grader, which the sandbox trusts; its replies are plain data.
 Everything here runs beside the learner's code and may be tampered with; the grader trusts
 none of it beyond "this is what the answer returned".
@@ -28,10 +28,10 @@ from torch import nn
 
 from attnlib.checks._calls import CallWatch, Forbidden
 from attnlib.checks._crash import crash_of
-from attnlib.grading import built_modules
-from attnlib.grading.mirror import changes, parts, set_grads, snapshot
-from attnlib.grading.raised import encode_error
-from attnlib.grading.wire import encode
+from attnlib.grading.sandbox import built_modules
+from attnlib.grading.wire.errors import encode_error
+from attnlib.grading.wire.mirror import changes, parts, set_grads, snapshot
+from attnlib.grading.wire.values import encode
 
 
 def describe(answer: object) -> dict[str, Any]:

@@ -1,12 +1,12 @@
 """What a class got right and wrong, exercise by exercise, from what grading wrote:
-``python -m attnlib.grading.class_report DIR`` (``make class-report COURSE=DIR``).
+``python -m attnlib.grading.grader.class_report DIR`` (``make class-report COURSE=DIR``).
 
 It reads two files of the course directory and nothing else: nbgrader's gradebook
 (``DIR/gradebook.db``, each check's score) and ``DIR/grades.csv`` (each check's status, the
 first line of its report and the mistake the checker named). :func:`class_summary` turns them
 into data (:class:`ClassSummary`: per exercise, in course order, the scores, the students
 with each result, the most common mistakes and who made them), and
-:mod:`~attnlib.grading.class_report_page` draws that data as ``DIR/class-report/index.html``
+:mod:`~attnlib.grading.grader.class_report_page` draws that data as ``DIR/class-report/index.html``
 with its PNGs beside it.
 
 Every text in the two files may come from a student (an id, a reason, a mistake): it is cut,
@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from attnlib.grading.course import ASSIGNMENT
+from attnlib.grading.grader.course import ASSIGNMENT
 
 COLUMNS = ["student", "notebook", "exercise", "score", "max_score", "reason", "status", "mistake"]
 STATUSES = ("passed", "failed", "not done", "not checked", "not graded")
@@ -447,10 +447,10 @@ def plain_text(text: str, limit: int) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m attnlib.grading.class_report DIR``: write the page, print where."""
+    """``python -m attnlib.grading.grader.class_report DIR``: write the page, print where."""
     args = list(sys.argv[1:] if argv is None else argv)
     if len(args) != 1 or args[0].startswith("-"):
-        print("usage: python -m attnlib.grading.class_report COURSE_DIR", file=sys.stderr)
+        print("usage: python -m attnlib.grading.grader.class_report COURSE_DIR", file=sys.stderr)
         return 2
     course = Path(args[0])
     try:
@@ -458,7 +458,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ReportError as error:
         print(f"class report: {error}", file=sys.stderr)
         return 1
-    from attnlib.grading.class_report_page import write_report  # matplotlib, only here
+    from attnlib.grading.grader.class_report_page import write_report  # matplotlib, only here
 
     page = write_report(summary, course / "class-report")
     print(f"class report: {page}")

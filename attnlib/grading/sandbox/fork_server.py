@@ -13,14 +13,15 @@ Between two notebooks it makes the sandbox as it was: every other process killed
 the scratch directory, ``/tmp`` and ``/dev/shm`` emptied, the System V IPC objects removed.
 Emptied around the sandbox's own mounts: the course's software is bound in where it lies, and
 in a CI clone that is under ``/tmp``, so the folders that lead to it stay. A
-child gets the three descriptors the grader sent with its order (:mod:`attnlib.grading.runs`):
-orders in, reports out, and its log (fds 1 and 2), and nothing else of the server's.
+child gets the three descriptors the grader sent with its order
+(:mod:`attnlib.grading.grader.runs`): orders in, reports out, and its log (fds 1 and 2), and
+nothing else of the server's.
 
 The grader talks to the server over a Unix socket (messages of JSON, descriptors alongside):
 ``{"run": {...limits}}`` with three descriptors forks a child and answers ``{"started": pid}``;
 ``{"clean": true}`` wipes and answers ``{"clean": true}``; the end of the socket ends the
 server. It first answers ``{"warm": ""}`` when it is ready (or the reason it cannot fork
-safely). A notebook's own run is :func:`attnlib.grading.in_sandbox.run_notebook`.
+safely). A notebook's own run is :func:`attnlib.grading.sandbox.notebook.run_notebook`.
 
 Part of the grader of notebooks 00–12 (:mod:`attnlib.grading`).
 """
@@ -69,8 +70,8 @@ def _warm() -> None:
     import attnlib.checks  # noqa: F401
     import attnlib.course
     import attnlib.formats
-    import attnlib.grading.answering  # noqa: F401
-    import attnlib.grading.in_sandbox  # noqa: F401
+    import attnlib.grading.sandbox.answering  # noqa: F401
+    import attnlib.grading.sandbox.notebook  # noqa: F401
 
     for package in (attnlib.course, attnlib.formats):
         for module in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
@@ -220,7 +221,7 @@ def _child(fds: list[int], limits: dict[str, Any]) -> None:
         with open("/proc/self/oom_score_adj", "w", encoding="utf-8") as adjust:
             adjust.write("1000")  # the kernel's first choice, never the server
         os.chdir("/grading")
-        from attnlib.grading.in_sandbox import run_notebook
+        from attnlib.grading.sandbox.notebook import run_notebook
 
         run_notebook(3, 4)
         code = 0

@@ -24,7 +24,7 @@ import select
 import time
 from typing import Any
 
-from attnlib.grading.raised import WireError
+from attnlib.grading.wire.errors import WireError
 
 # The largest frame an honest run sends is a module's weights in notebook 11 (about 10 MB of
 # base64); a notebook's outputs are cut to a few MB in the sandbox (in_sandbox.OUTPUT_BYTES).

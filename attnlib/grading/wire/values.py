@@ -1,6 +1,6 @@
 """What crosses between the grader and a submission's sandbox: plain data, and nothing that runs.
 
-A submission's answers run in a sandboxed process (:mod:`attnlib.grading.sandbox`); the checkers
+A submission's answers run in a sandboxed process (:mod:`attnlib.grading.grader.wall`); the checkers
 that score them run in the grader's own process, which never runs a line of the submission. The
 two exchange messages of JSON (never pickle, whose loading runs code): tensors as their dtype,
 shape and raw bytes; numbers, strings, tuples, lists and dicts; dtypes, generators by their
@@ -8,8 +8,8 @@ state; an exception by its type's name and its message. Anything else the answer
 arrives as an :class:`Opaque` that says what it was. A message is read with limits on its size
 and depth, so a hostile sandbox can send wrong answers but nothing that takes the grader over.
 
-Errors cross as :mod:`attnlib.grading.raised` says; messages travel in
-:mod:`attnlib.grading.frames`.
+Errors cross as :mod:`attnlib.grading.wire.errors` says; messages travel in
+:mod:`attnlib.grading.wire.frames`.
 
 Part of the grader of notebooks 00–12 (:mod:`attnlib.grading`).
 """
@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from attnlib.grading.raised import (
+from attnlib.grading.wire.errors import (
     WireError,
     decode_error,
     encode_error,

@@ -1,10 +1,10 @@
 """Grade one submitted notebook: run it in the sandbox, and score each check out here.
 
 :func:`grade_notebook` is the grader's side. It reads the course's notebook for the exercises
-and their points (:mod:`attnlib.grading.plan`), starts the sandboxed run of the submission
-(:mod:`attnlib.grading.runs`) and, each time that run reaches a graded check, runs the
+and their points (:mod:`attnlib.grading.grader.plan`), starts the sandboxed run of the submission
+(:mod:`attnlib.grading.grader.runs`) and, each time that run reaches a graded check, runs the
 course's checker here, in this process, on a stand-in for the learner's answer
-(:mod:`attnlib.grading.stand_ins`). The checker and its expected values never enter the
+(:mod:`attnlib.grading.grader.stand_ins`). The checker and its expected values never enter the
 sandbox; the learner's code never runs in this process. An exercise scores its points when
 that checker passes it, and nothing the sandbox says can change that.
 
@@ -28,15 +28,15 @@ from typing import Any
 
 from attnlib import checks
 from attnlib.checks._framework import CheckResult
-from attnlib.grading import runs
-from attnlib.grading.across import RunEnded
-from attnlib.grading.frames import MAX_FRAME_BYTES, FrameTimeoutError, read_frame, write_frame
-from attnlib.grading.leave_out import cells_to_leave_out
-from attnlib.grading.plan import GradedExercise, NotebookPlan, check_positions, plan_of
-from attnlib.grading.raised import WireError
-from attnlib.grading.sandbox import Limits, Sandbox
-from attnlib.grading.stand_ins import stand_in
-from attnlib.grading.submitted_notebook import parse_notebook
+from attnlib.grading.grader import runs
+from attnlib.grading.grader.across import RunEnded
+from attnlib.grading.grader.leave_out import cells_to_leave_out
+from attnlib.grading.grader.plan import GradedExercise, NotebookPlan, check_positions, plan_of
+from attnlib.grading.grader.stand_ins import stand_in
+from attnlib.grading.grader.submitted_notebook import parse_notebook
+from attnlib.grading.grader.wall import Limits, Sandbox
+from attnlib.grading.wire.errors import WireError
+from attnlib.grading.wire.frames import MAX_FRAME_BYTES, FrameTimeoutError, read_frame, write_frame
 
 # A call's reply may come this long after the call's own limit (its timer in the sandbox, the
 # reply's encoding), a quarter of the limit and at least 5 s, before the grader ends the run.
@@ -187,7 +187,7 @@ def grade_notebook(
     """Grade the notebook ``submission`` (bytes as handed in) against ``course_notebook`` (the
     released notebook called ``name``).
 
-    The run leaves out the cells that nothing graded needs (:mod:`attnlib.grading.leave_out`)
+    The run leaves out the cells that nothing graded needs (:mod:`attnlib.grading.grader.leave_out`)
     unless ``whole``."""
     limits = limits or Limits()
     plan = plan_of(course_notebook, name)

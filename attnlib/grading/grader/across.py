@@ -1,11 +1,12 @@
 """One call of the learner's code across the sandbox's wall, from the grader's side.
 
-:func:`call_across` sends the call's arguments to the sandbox (:mod:`attnlib.grading.answering`)
-and waits for the reply. Then it does here what the call did there: it makes the arguments hold
-what they held there after the call (:mod:`attnlib.grading.mirror`), adds the forbidden calls
-seen there to the open :class:`~attnlib.checks._calls.CallWatch` es, and returns the value or
-raises the error. Stand-ins for a function (:mod:`attnlib.grading.stand_ins`) and for a class
-and the modules it builds (:mod:`attnlib.grading.stand_in_classes`) are made of such calls.
+:func:`call_across` sends the call's arguments to the sandbox
+(:mod:`attnlib.grading.sandbox.answering`) and waits for the reply. Then it does here what the call
+did there: it makes the arguments hold what they held there after the call
+(:mod:`attnlib.grading.wire.mirror`), adds the forbidden calls seen there to the open
+:class:`~attnlib.checks._calls.CallWatch` es, and returns the value or raises the error. Stand-ins
+for a function (:mod:`attnlib.grading.grader.stand_ins`) and for a class and the modules it builds
+(:mod:`attnlib.grading.grader.stand_in_classes`) are made of such calls.
 
 Part of the grader of notebooks 00–12 (:mod:`attnlib.grading`).
 """
@@ -23,9 +24,9 @@ import torch
 
 from attnlib.checks._calls import watching
 from attnlib.checks._crash import Crash, attach
-from attnlib.grading.mirror import apply, grads_of, parts
-from attnlib.grading.raised import WireError, decode_error
-from attnlib.grading.wire import decode
+from attnlib.grading.wire.errors import WireError, decode_error
+from attnlib.grading.wire.mirror import apply, grads_of, parts
+from attnlib.grading.wire.values import decode
 
 
 class RunEnded(BaseException):
