@@ -13,16 +13,18 @@ from typing import Any
 
 from mistake_corpus.corpus import Entry, checker_for
 
+from attnlib.grading.grader.channel import Channel
 from attnlib.grading.grader.stand_ins import stand_in
 from attnlib.grading.sandbox.answering import answer_request, describe
 
 NOT_ACROSS = {"ex8_my_generate_cached"}  # optional: no points, so not graded
 
 
-class Loopback:
-    """A channel to an answer in this process, through JSON as the wire carries it."""
+class Loopback(Channel):
+    """A channel to an answer in this process, through JSON as the wire carries it: no run and
+    no deadline, only the :meth:`~Channel.request` that stand-ins make."""
 
-    def __init__(self, answer: Any) -> None:
+    def __init__(self, answer: Any) -> None:  # no run to talk to: Channel's own is not called
         self.answer = answer
 
     def request(self, message: dict[str, Any]) -> dict[str, Any]:

@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from attnlib.grading.grader.course import ASSIGNMENT
-from attnlib.grading.grader.plan import nbgrader_of
 from attnlib.grading.grader.submitted_notebook import writable, writable_text
+from attnlib.grading.wire.cells import nbgrader_of
 
 COLUMNS = ["student", "notebook", "exercise", "score", "max_score", "reason", "status", "mistake"]
 _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")

@@ -25,8 +25,9 @@ from typing import Any
 import torch
 from torch import nn
 
-from attnlib.grading.grader.across import Channel, call_across, signature_of
-from attnlib.grading.sandbox.built_modules import known_class, simple, simple_attributes
+from attnlib.grading.grader.across import call_across
+from attnlib.grading.grader.channel import Channel
+from attnlib.grading.wire.descriptions import known_class, signature_of, simple, simple_attributes
 from attnlib.grading.wire.errors import WireError, expect_type_name
 from attnlib.grading.wire.values import decode
 

@@ -16,8 +16,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from attnlib.grading.grader.across import Channel, call_across, signature_of
+from attnlib.grading.grader.across import call_across
+from attnlib.grading.grader.channel import Channel
 from attnlib.grading.grader.stand_in_classes import stand_in_class
+from attnlib.grading.wire.descriptions import signature_of
 
 
 class _NotCallable:

@@ -44,6 +44,11 @@ from typing import Any
 
 # What the server wipes between notebooks: every place in the sandbox a notebook can write.
 WRITABLE = ("/grading", "/tmp", "/dev/shm")
+# What the course's notebooks import besides attnlib (every notebook runs `from attnlib import
+# checks`), loaded by name before the first fork so that each run starts with it: the
+# notebooks' imports, not this side's (no code of the sandbox's side uses a checker).
+NOTEBOOK_PACKAGES = ("attnlib.checks", "attnlib.course", "attnlib.formats")
+WALKED = ("attnlib.course", "attnlib.formats")  # with every module under them
 _PR_SET_DUMPABLE = 4
 _IPC_RMID = 0
 
@@ -67,15 +72,14 @@ def _warm() -> None:
     import torch.utils.flop_counter
 
     import attnlib
-    import attnlib.checks  # noqa: F401
-    import attnlib.course
-    import attnlib.formats
     import attnlib.grading.sandbox.answering  # noqa: F401
     import attnlib.grading.sandbox.notebook  # noqa: F401
 
-    for package in (attnlib.course, attnlib.formats):
-        for module in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
-            importlib.import_module(module.name)
+    for name in NOTEBOOK_PACKAGES:
+        package = importlib.import_module(name)
+        if name in WALKED:
+            for module in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+                importlib.import_module(module.name)
     x = torch.linspace(-1.0, 1.0, 12, requires_grad=True).reshape(3, 4)
     torch.testing.assert_close(attnlib.softmax(x @ x.T).sum(-1), torch.ones(3))
     (torch.nn.functional.layer_norm(x, (4,)).sum()).backward()

@@ -34,7 +34,7 @@ from typing import Any
 # A cell's stream (stdout or stderr) keeps this many characters of its text, a figure or
 # other display value this many; the notebook's outputs together at most OUTPUT_BYTES as they
 # travel (JSON, non-ASCII escaped), after which a cell's outputs are replaced by a note. The
-# grader refuses a final message over 8 MB (judge.SMALL_FRAME_BYTES).
+# grader refuses a final message over 8 MB (grader.channel.SMALL_FRAME_BYTES).
 STREAM_CHARS = 100_000
 DATA_CHARS = 2_000_000
 OUTPUT_BYTES = 4_000_000
@@ -196,7 +196,7 @@ def run_notebook(orders_fd: int, reports_fd: int) -> None:
     from IPython.core.interactiveshell import InteractiveShell
     from IPython.utils.capture import capture_output
 
-    from attnlib.grading.grader.plan import code_cells
+    from attnlib.grading.wire.cells import code_cells
     from attnlib.grading.wire.frames import read_frame, write_frame
 
     write_frame(reports_fd, {"hello": privileges()})
