@@ -18,15 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from attnlib.grading.grader.class_report import (
-    COLUMNS,
-    ClassSummary,
-    ExerciseSummary,
-    class_summary,
-    gradebook_id,
-    main,
-)
+from attnlib.grading.grader.class_report import COLUMNS, class_summary, gradebook_id, main
 from attnlib.grading.grader.class_report_page import write_report
+from attnlib.grading.grader.class_results import ClassSummary, ExerciseSummary
 from attnlib.grading.grader.course import venv_on_path
 
 CHECKOUT = Path(__file__).resolve().parents[2]
