@@ -11,6 +11,7 @@ inside a function, or under ``TYPE_CHECKING``.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -75,7 +76,8 @@ def _imports(name: str) -> set[str]:
     path = _file_of(name)
     if path is None:
         return set()
-    return imported_names(path.read_text(), name, is_package=path.name == "__init__.py")
+    source = path.read_text(encoding="utf-8")
+    return imported_names(source, name, is_package=path.name == "__init__.py")
 
 
 def reached(start: Iterable[str]) -> dict[str, str]:
@@ -160,3 +162,39 @@ def test_an_added_import_is_seen(side: str, added: str, forbidden: tuple[str, ..
     module = SIDES[side][-1]
     names = imported_names(added, module)
     assert any(_under(n, package) for n in names for package in forbidden), names
+
+
+GUIDE = ROOT.parent / "instructors" / "README.md"
+GUARDS = "*Where each guard is in the code.*"
+
+
+def _defined(path: Path) -> set[str]:
+    """The module's top-level functions and classes, and ``Class.method`` for their methods."""
+    names = set()
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        if isinstance(node, ast.ClassDef):
+            names.update(
+                f"{node.name}.{item.name}"
+                for item in node.body
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
+            )
+    return names
+
+
+def test_the_guide_points_at_each_guard_where_it_is() -> None:
+    """In "Grading security", each name after a module's path is defined in that module."""
+    guide = GUIDE.read_text(encoding="utf-8")
+    section = guide[guide.index(GUARDS) : guide.index("## Changing or adding a notebook")]
+    module, pointed = None, []
+    for token in re.findall(r"`([^`]+)`", section):
+        if "/" in token:
+            where = ROOT / "grading" / token
+            assert where.exists() or (ROOT.parent / token).exists(), token
+            module = where if where.suffix == ".py" else None
+        else:
+            assert module is not None, f"`{token}` follows no module's path"
+            assert token in _defined(module), f"{token} is not in {module}"
+            pointed.append(token)
+    assert len(pointed) >= 20
