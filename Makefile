@@ -286,7 +286,7 @@ publish-solutions: setup
 # the predict-first answers), as `make course-dir` gives it: .student-source/notebooks/.
 student: instructor
 	rm -rf .student-source && mkdir -p .student-source/notebooks
-	$(BIN)/python -c 'import pathlib; from attnlib.grading.course import nbgrader_source; \
+	$(BIN)/python -c 'import pathlib; from attnlib.grading.grader.course import nbgrader_source; \
 		[pathlib.Path(".student-source/notebooks", p.name).write_bytes(nbgrader_source(p.read_bytes())) \
 		for p in pathlib.Path("instructors/notebooks").glob("[0-9][0-9]_*.ipynb")]'
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/nbgrader generate_assignment notebooks --force \

@@ -27,9 +27,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from attnlib.grading.course import nbgrader_source
-from attnlib.grading.plan import plan_of
-from attnlib.grading.tasks import Task, run_all
+from attnlib.grading.grader.course import nbgrader_source
+from attnlib.grading.grader.plan import plan_of
+from attnlib.grading.grader.tasks import Task, run_all
 from benchmarks import command_line, results
 
 REPO = Path(__file__).resolve().parents[1]

@@ -2,8 +2,8 @@
 
 `python -m benchmarks.stand_ins [NN …]` runs each checker twice on every function answer of
 the four mistake corpora (`tests/support/mistake_corpus`): once on the answer itself, as in a
-notebook, and once on a stand-in (`attnlib.grading.stand_ins`) whose calls go through the
-grader's wire format to `attnlib.grading.answering`, as when grading, in this one process.
+notebook, and once on a stand-in (`attnlib.grading.grader.stand_ins`) whose calls go through the
+grader's wire format to `attnlib.grading.sandbox.answering`, as when grading, in this one process.
 It prints how many reports are identical, word for word and pass for fail. Answers are
 functions and classes (whose modules are built beside the answer and copied to the checker);
 the optional 10 Ex 8, which carries no points and is not graded, is counted apart.

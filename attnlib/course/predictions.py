@@ -22,7 +22,7 @@ from typing import Any
 
 # The tag of the cells only the instructors' edition has (after each reveal, the asserts that
 # the run shows the course's answer): left out of the learner's edition
-# (instructors/editions.py) and of nbgrader's source (attnlib.grading.course).
+# (instructors/editions.py) and of nbgrader's source (attnlib.grading.grader.course).
 INSTRUCTORS_ONLY_TAG = "instructors-only"
 # How a notebook cell reveals a question: ``checks.reveal("<id>", ...)``; group 1 is the id.
 REVEAL_CALL = re.compile(r"checks\.reveal\(\s*[\"']([^\"']+)[\"']")

@@ -23,11 +23,11 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from attnlib.grading.course import CHECKOUT, make_course_dir, released, unusable
+from attnlib.grading.grader.course import CHECKOUT, make_course_dir, released, unusable
 
 if TYPE_CHECKING:  # the grading modules load only when autograding (see _autograde)
-    from attnlib.grading.intake import Student
-    from attnlib.grading.tasks import Task
+    from attnlib.grading.grader.intake import Student
+    from attnlib.grading.grader.tasks import Task
 
 
 def _course_notebooks(course: Path) -> dict[str, bytes]:
@@ -51,8 +51,8 @@ def _refused(students: list[Student], course: dict[str, bytes]) -> list[dict[str
     class handed in for a student whose folder is refused."""
     import dataclasses
 
-    from attnlib.grading.judge import not_graded
-    from attnlib.grading.plan import plan_of
+    from attnlib.grading.grader.judge import not_graded
+    from attnlib.grading.grader.plan import plan_of
 
     handed = sorted({h.notebook for s in students for h in s.handed_in}) or sorted(course)
     results = []
@@ -68,7 +68,7 @@ def _refused(students: list[Student], course: dict[str, bytes]) -> list[dict[str
 def _tasks(
     students: list[Student], course: dict[str, bytes], args: argparse.Namespace
 ) -> list[Task]:
-    from attnlib.grading.tasks import Task
+    from attnlib.grading.grader.tasks import Task
 
     return [
         Task(
@@ -90,8 +90,8 @@ def _tasks(
 
 def _cannot_start(args: argparse.Namespace) -> str:
     """Why grading cannot start at all (no student is graded), or ''."""
-    from attnlib.grading.runs import preflight
-    from attnlib.grading.sandbox import Limits, named_sandbox
+    from attnlib.grading.grader.runs import preflight
+    from attnlib.grading.grader.wall import Limits, named_sandbox
 
     problem = unusable(args.course)
     if problem:
@@ -130,10 +130,10 @@ def _summary(results: list[dict[str, Any]], problems: list[str], line: str) -> i
 
 
 def _autograde(args: argparse.Namespace) -> int:
-    from attnlib.grading import intake
-    from attnlib.grading.records import write_csv, write_feedback, write_gradebook
-    from attnlib.grading.submitted_notebook import parse_notebook
-    from attnlib.grading.tasks import run_all
+    from attnlib.grading.grader import intake
+    from attnlib.grading.grader.records import write_csv, write_feedback, write_gradebook
+    from attnlib.grading.grader.submitted_notebook import parse_notebook
+    from attnlib.grading.grader.tasks import run_all
 
     problem = _cannot_start(args)
     if problem:
@@ -209,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
     report.add_argument("course", type=Path)
     args = parser.parse_args(argv)
     if args.command == "class-report":
-        from attnlib.grading.class_report import main as class_report
+        from attnlib.grading.grader.class_report import main as class_report
 
         return class_report([str(args.course)])
     if args.command == "course-dir":

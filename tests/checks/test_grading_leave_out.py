@@ -1,4 +1,4 @@
-"""Which cells a graded run leaves out (attnlib.grading.leave_out), on small notebooks built
+"""Which cells a graded run leaves out (attnlib.grading.grader.leave_out), on small notebooks built
 here: the course's training cell and what depends on it go, and nothing a learner wrote is
 ever left without what it reads."""
 
@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from attnlib.grading.leave_out import TAG, cells_to_leave_out
+from attnlib.grading.grader.leave_out import TAG, cells_to_leave_out
 
 
 def _code(source: str, *, tagged: bool = False, **nbgrader: Any) -> dict[str, Any]:

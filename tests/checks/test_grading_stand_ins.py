@@ -23,8 +23,8 @@ from stand_in_loopback import NOT_ACROSS, Loopback, across_the_wall, same_report
 from torch import nn
 
 from attnlib import checks
-from attnlib.grading.answering import describe
-from attnlib.grading.stand_ins import stand_in
+from attnlib.grading.grader.stand_ins import stand_in
+from attnlib.grading.sandbox.answering import describe
 
 SAMPLE = [
     e

@@ -1,4 +1,4 @@
-"""A cgroup per sandbox (attnlib.grading.cgroups): the limits it writes under cgroup v2 (on a
+"""A cgroup per sandbox (attnlib.grading.grader.cgroups): the limits it writes under cgroup v2 (on a
 fake hierarchy laid out here) and v1 (on this machine's, where the test may write it), and
 None where none can be made."""
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from attnlib.grading import cgroups
+from attnlib.grading.grader import cgroups
 
 LIMITS = cgroups.CgroupLimits(memory_bytes=2 * 2**30, processes=64, cpus=1.0)
 

@@ -1,4 +1,4 @@
-"""Where each check runs in a submission (attnlib.grading.plan.check_positions): at its check
+"""Where each check runs in a submission (attnlib.grading.grader.plan.check_positions): at its check
 cell after its answer, wherever a copy of the check cell was pasted."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from attnlib.grading.plan import check_positions, plan_of
+from attnlib.grading.grader.plan import check_positions, plan_of
 
 
 def _cell(source: str, grade_id: str = "", **nbgrader: Any) -> dict[str, Any]:

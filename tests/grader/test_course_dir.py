@@ -1,11 +1,11 @@
-"""Where a course directory may be (attnlib.grading.course.unusable): outside any git
+"""Where a course directory may be (attnlib.grading.grader.course.unusable): outside any git
 checkout, and on a path the gradebook's URL can hold."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from attnlib.grading.course import CHECKOUT, unusable
+from attnlib.grading.grader.course import CHECKOUT, unusable
 
 
 def test_a_course_directory_outside_a_checkout_is_fine(tmp_path: Path) -> None:

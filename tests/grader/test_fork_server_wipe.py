@@ -1,4 +1,4 @@
-"""The warm sandbox's wipe between two notebooks (attnlib.grading.fork_server): everything a
+"""The warm sandbox's wipe between two notebooks (attnlib.grading.sandbox.fork_server): everything a
 notebook wrote goes, the sandbox's own mounts stay.
 
 A CI runner clones the course under /tmp, and the sandbox binds the course's software in where
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from attnlib.grading.fork_server import empty, mounts_under
+from attnlib.grading.sandbox.fork_server import empty, mounts_under
 
 # Three lines of a real /proc/self/mountinfo inside a sandbox: /tmp, a bind of the venv under
 # it, and one whose path has a space (written \040).

@@ -1,4 +1,4 @@
-"""Frames between the grader and a sandbox (attnlib.grading.frames), read and written as a
+"""Frames between the grader and a sandbox (attnlib.grading.wire.frames), read and written as a
 hostile sandbox would make them: no length is believed before the bytes arrive, no frame
 is parsed that would build a huge structure, and no wait outlasts its deadline."""
 
@@ -13,14 +13,14 @@ from collections.abc import Iterator
 
 import pytest
 
-from attnlib.grading.frames import (
+from attnlib.grading.wire.errors import WireError
+from attnlib.grading.wire.frames import (
     MAX_CONTAINERS,
     FrameTimeoutError,
     encode_frame,
     read_frame,
     write_frame,
 )
-from attnlib.grading.raised import WireError
 
 F_SETPIPE_SZ = 1031
 

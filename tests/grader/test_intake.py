@@ -1,5 +1,5 @@
-"""What a class handed in (attnlib.grading.intake): every odd thing a student's folder can hold
-in place of a notebook is refused with a reason for that student alone, and nothing is
+"""What a class handed in (attnlib.grading.grader.intake): every odd thing a student's folder can
+hold in place of a notebook is refused with a reason for that student alone, and nothing is
 followed, waited on or read past its limit."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from attnlib.grading import intake
-from attnlib.grading.submitted_notebook import MAX_NOTEBOOK_BYTES
+from attnlib.grading.grader import intake
+from attnlib.grading.grader.submitted_notebook import MAX_NOTEBOOK_BYTES
 
 NOTEBOOK = "02_softmax_and_scaling.ipynb"
 OTHER = "03_naive_self_attention.ipynb"

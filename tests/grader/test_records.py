@@ -1,4 +1,4 @@
-"""What grading writes (attnlib.grading.records): text from a submission or a run never stops
+"""What grading writes (attnlib.grading.grader.records): text from a submission or a run never stops
 a record being written, a spreadsheet never runs a student's id or report as a formula, and a
 notebook that was not graded says why in its feedback."""
 
@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from attnlib.grading.records import COLUMNS, feedback_notebook, spreadsheet_safe, write_csv
+from attnlib.grading.grader.records import COLUMNS, feedback_notebook, spreadsheet_safe, write_csv
 
 
 def _result(student: str, report: str = "✓ right", **extra: Any) -> dict[str, Any]:

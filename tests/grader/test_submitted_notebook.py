@@ -1,6 +1,6 @@
-"""A submitted notebook as data (attnlib.grading.submitted_notebook): odd text is made writable,
-what has the wrong type is refused with the cell and the field named, and nothing nests deep
-enough to overflow the grader."""
+"""A submitted notebook as data (attnlib.grading.grader.submitted_notebook): odd text is made
+writable, what has the wrong type is refused with the cell and the field named, and nothing nests
+deep enough to overflow the grader."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from attnlib.grading.submitted_notebook import MAX_DEPTH, parse_notebook, writable
+from attnlib.grading.grader.submitted_notebook import MAX_DEPTH, parse_notebook, writable
 
 
 def _notebook(*cells: dict) -> bytes:

@@ -1,5 +1,6 @@
 """What a sandbox holds: the grader refuses one that would run a submission with privileges
-(attnlib.grading.runs.refusal), judged from what the run reports before any of its code ran."""
+(attnlib.grading.grader.runs.refusal), judged from what the run reports before any of its code
+ran."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from attnlib.grading.in_sandbox import privileges
-from attnlib.grading.runs import refusal
+from attnlib.grading.grader.runs import refusal
+from attnlib.grading.sandbox.notebook import privileges
 
 NONE = "0000000000000000"
 
@@ -55,6 +56,6 @@ def test_what_the_sandbox_reads_for_the_solutions_is_the_withheld_note() -> None
     import json
 
     from attnlib.checks import help
-    from attnlib.grading.sandbox import WITHHELD_SOLUTIONS
+    from attnlib.grading.grader.wall import WITHHELD_SOLUTIONS
 
     assert help.WITHHELD in json.loads(WITHHELD_SOLUTIONS)

@@ -1,4 +1,4 @@
-"""The class report (attnlib.grading.class_report), on a class laid out here by hand: a
+"""The class report (attnlib.grading.grader.class_report), on a class laid out here by hand: a
 gradebook made with nbgrader's own API and a grades.csv as grading writes it, with neutralised
 ids, a student id that is HTML, odd Unicode, a 10 000-character reason and rows that cannot
 be read. Every count below is worked out by hand from the table in CLASS."""
@@ -18,16 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from attnlib.grading.class_report import (
-    COLUMNS,
-    ClassSummary,
-    ExerciseSummary,
-    class_summary,
-    gradebook_id,
-    main,
-)
-from attnlib.grading.class_report_page import write_report
-from attnlib.grading.course import venv_on_path
+from attnlib.grading.grader.class_report import COLUMNS, class_summary, gradebook_id, main
+from attnlib.grading.grader.class_report_page import write_report
+from attnlib.grading.grader.class_results import ClassSummary, ExerciseSummary
+from attnlib.grading.grader.course import venv_on_path
 
 CHECKOUT = Path(__file__).resolve().parents[2]
 
@@ -339,7 +333,7 @@ import json, sys
 opened = []
 sys.addaudithook(lambda event, args: opened.append([event, str(args[0]), str(args[1:2])])
                  if event in ("open", "sqlite3.connect") else None)
-from attnlib.grading.class_report import main
+from attnlib.grading.grader.class_report import main
 code = main([sys.argv[1]])
 modules = [m for m in sys.modules if m.startswith(("attnlib.checks", "attnlib.course"))]
 print(json.dumps({"code": code, "opened": opened, "modules": modules}))
@@ -373,7 +367,7 @@ def test_the_report_reads_the_two_files_alone(course: Path, tmp_path: Path) -> N
 def test_a_class_with_no_grades_csv_gives_a_clear_error(course: Path, tmp_path: Path) -> None:
     shutil.copy2(course / "gradebook.db", tmp_path / "gradebook.db")
     completed = subprocess.run(
-        [sys.executable, "-m", "attnlib.grading.class_report", str(tmp_path)],
+        [sys.executable, "-m", "attnlib.grading.grader.class_report", str(tmp_path)],
         capture_output=True,
         text=True,
         check=False,

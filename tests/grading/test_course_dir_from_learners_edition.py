@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from nbgrader.api import Gradebook  # the `instructor` extra
 
-from attnlib.grading.course import ASSIGNMENT, make_course_dir, released
+from attnlib.grading.grader.course import ASSIGNMENT, make_course_dir, released
 from instructors import editions, release
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -20,15 +20,15 @@ from typing import Any
 
 import pytest
 
-from attnlib.grading.judge import grade_notebook
-from attnlib.grading.sandbox import Docker, Limits
+from attnlib.grading.grader.judge import grade_notebook
+from attnlib.grading.grader.wall import Docker, Limits
 
 REPO = Path(__file__).resolve().parents[2]
 NOTEBOOK = "02_softmax_and_scaling.ipynb"
 
 STAND_IN = """#!{python}
 import json, os, pathlib, signal, sys
-from attnlib.grading.sandbox import Bubblewrap, Limits
+from attnlib.grading.grader.wall import Bubblewrap, Limits
 
 state = pathlib.Path({state!r})
 args = sys.argv[1:]
@@ -114,7 +114,7 @@ def test_the_container_is_walled_in(docker: tuple[Docker, Path], tmp_path: Path)
     assert run[run.index("attnlib-grader") + 1 :][:3] == [
         "python",
         "-m",
-        "attnlib.grading.in_sandbox",
+        "attnlib.grading.sandbox.notebook",
     ]
     assert not any(arg.startswith("PATH=") for arg in run)  # the image's own PATH
 

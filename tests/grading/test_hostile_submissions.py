@@ -200,11 +200,11 @@ NOTEBOOK_SECONDS = 90
 # with the random generator's state) no longer fits, and the old grader waited forever.
 STALLS_THE_ORDERS_PIPE = """
 import fcntl, time
-import attnlib.grading.in_sandbox as _run
+import attnlib.grading.sandbox.notebook as _run
 fcntl.fcntl(3, 1031, 4096)  # F_SETPIPE_SZ on the orders pipe
 def _never_read(self, names, exercise_id, answer_name):
-    from attnlib.grading.answering import describe
-    from attnlib.grading.frames import write_frame
+    from attnlib.grading.sandbox.answering import describe
+    from attnlib.grading.wire.frames import write_frame
     write_frame(self.reports_fd, {"check": exercise_id, "answer": describe(names[answer_name])})
     time.sleep(10**6)
 _run._Grader._serve = _never_read
@@ -223,7 +223,7 @@ CANCELS_THE_CALL_TIMER = (
 FORGES_A_HUGE_FRAME = "import os\nos.write(4, (2**40).to_bytes(8, 'big'))\n"
 # A well-formed frame that says the run is done, with nonsense in it.
 FORGES_DONE = (
-    "import os\nfrom attnlib.grading.frames import encode_frame\n"
+    "import os\nfrom attnlib.grading.wire.frames import encode_frame\n"
     "os.write(4, encode_frame({'done': 5, 'ran': 'x'}))\n"
 )
 

@@ -31,8 +31,8 @@ from setup_runs import (
     grade_course,
 )
 
-from attnlib.grading.course import nbgrader_source
-from attnlib.grading.in_sandbox import LEFT_OUT_NOTE
+from attnlib.grading.grader.course import nbgrader_source
+from attnlib.grading.sandbox.notebook import LEFT_OUT_NOTE
 
 NOTEBOOKS = COURSE_NOTEBOOKS
 STUDENTS = {"solutions": "instructors' notebooks", "untouched": "learner's edition as opened"}

@@ -13,7 +13,7 @@ import pytest
 from nbgrader.preprocessors import ClearSolutions  # the `instructor` extra
 from traitlets.config import Config
 
-from attnlib.grading.course import _stubs_marked, nbgrader_source
+from attnlib.grading.grader.course import _stubs_marked, nbgrader_source
 from instructors import editions
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from attnlib.grading.course import make_course_dir, nbgrader_source, run_nbgrader
+from attnlib.grading.grader.course import make_course_dir, nbgrader_source, run_nbgrader
 
 REPO = Path(__file__).resolve().parents[2]
 # The instructors' edition is the source of nbgrader's one assignment, `notebooks`

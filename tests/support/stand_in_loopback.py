@@ -1,7 +1,7 @@
 """A checker's report on an answer, and on a stand-in for it across the grading sandbox's wall.
 
-A stand-in (`attnlib.grading.stand_ins`) whose calls go through the grader's wire format to
-`attnlib.grading.answering`, as when grading, but in this one process (`Loopback`). Used by
+A stand-in (`attnlib.grading.grader.stand_ins`) whose calls go through the grader's wire format to
+`attnlib.grading.sandbox.answering`, as when grading, but in this one process (`Loopback`). Used by
 `tests/checks/test_grading_stand_ins.py` on a sample of the mistake corpus and by
 `python -m benchmarks.stand_ins` on all of it.
 """
@@ -13,16 +13,18 @@ from typing import Any
 
 from mistake_corpus.corpus import Entry, checker_for
 
-from attnlib.grading.answering import answer_request, describe
-from attnlib.grading.stand_ins import stand_in
+from attnlib.grading.grader.channel import Channel
+from attnlib.grading.grader.stand_ins import stand_in
+from attnlib.grading.sandbox.answering import answer_request, describe
 
 NOT_ACROSS = {"ex8_my_generate_cached"}  # optional: no points, so not graded
 
 
-class Loopback:
-    """A channel to an answer in this process, through JSON as the wire carries it."""
+class Loopback(Channel):
+    """A channel to an answer in this process, through JSON as the wire carries it: no run and
+    no deadline, only the :meth:`~Channel.request` that stand-ins make."""
 
-    def __init__(self, answer: Any) -> None:
+    def __init__(self, answer: Any) -> None:  # no run to talk to: Channel's own is not called
         self.answer = answer
 
     def request(self, message: dict[str, Any]) -> dict[str, Any]:

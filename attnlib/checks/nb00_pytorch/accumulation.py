@@ -145,7 +145,7 @@ class _BackwardPasses:
     """A forward hook on the embedding that, at its first forward, starts counting the backward
     passes that reach its table (one per backward(), however many lookups it made). An object
     of this module, not a closure on a list, so that its count comes back from the sandbox when
-    grading (:mod:`attnlib.grading.mirror`), where a hook on the table would not travel."""
+    grading (:mod:`attnlib.grading.wire.mirror`), where a hook on the table would not travel."""
 
     def __init__(self) -> None:
         self.passes = 0

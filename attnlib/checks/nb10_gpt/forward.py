@@ -10,7 +10,7 @@ Two mistakes give the right numbers or random ones, so they are seen inside the 
 forward pre-hook on every block keeps the masks the blocks receive (one forward pass, one
 mask), and a watch sees a layer built inside the function. The hook is an object of this
 package, so that what it kept comes back when the answer runs in the grader's sandbox
-(:mod:`attnlib.grading.mirror`). A failing answer is named by the first usual mistake
+(:mod:`attnlib.grading.wire.mirror`). A failing answer is named by the first usual mistake
 (:mod:`.forward_mistakes`) that computes what it computed.
 """
 

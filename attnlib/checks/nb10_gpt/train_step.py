@@ -97,7 +97,7 @@ class WarmUp:
     """The check's schedule: a linear warm-up of every group's rate, as
     ``LambdaLR(optimizer, lambda i: min(1, (i + 1) / warmup))`` sets it; ``step()`` moves it on.
     An object of this package, so that its count comes back from the grader's sandbox
-    (:mod:`attnlib.grading.mirror`)."""
+    (:mod:`attnlib.grading.wire.mirror`)."""
 
     def __init__(self, optimizer: torch.optim.Optimizer, warmup: int) -> None:
         self.optimizer = optimizer

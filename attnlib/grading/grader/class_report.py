@@ -1,13 +1,13 @@
 """What a class got right and wrong, exercise by exercise, from what grading wrote:
-``python -m attnlib.grading.class_report DIR`` (``make class-report COURSE=DIR``).
+``python -m attnlib.grading class-report DIR`` (``make class-report COURSE=DIR``).
 
 It reads two files of the course directory and nothing else: nbgrader's gradebook
 (``DIR/gradebook.db``, each check's score) and ``DIR/grades.csv`` (each check's status, the
 first line of its report and the mistake the checker named). :func:`class_summary` turns them
-into data (:class:`ClassSummary`: per exercise, in course order, the scores, the students
-with each result, the most common mistakes and who made them), and
-:mod:`~attnlib.grading.class_report_page` draws that data as ``DIR/class-report/index.html``
-with its PNGs beside it.
+into data (:mod:`~attnlib.grading.grader.class_results`: per exercise, in course order, the
+scores, the students with each result, the most common mistakes and who made them), and
+:mod:`~attnlib.grading.grader.class_report_page` draws that data as
+``DIR/class-report/index.html`` with its PNGs beside it.
 
 Every text in the two files may come from a student (an id, a reason, a mistake): it is cut,
 stripped of control characters and escaped before it is shown, and a row that cannot be read
@@ -29,100 +29,32 @@ import urllib.parse
 import warnings
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from attnlib.grading.course import ASSIGNMENT
+from attnlib.grading.grader.class_report_page import write_report
+from attnlib.grading.grader.class_results import (
+    MAX_NAME,
+    MAX_TEXT,
+    NO_RESULT,
+    RESULTS,
+    STATUSES,
+    ClassSummary,
+    ExerciseSummary,
+    Tally,
+    plain_text,
+)
+from attnlib.grading.grader.course import ASSIGNMENT
 
 COLUMNS = ["student", "notebook", "exercise", "score", "max_score", "reason", "status", "mistake"]
-STATUSES = ("passed", "failed", "not done", "not checked", "not graded")
-NO_RESULT = "no result"  # a student of the class with no row (or no readable row) for it
-RESULTS = (*STATUSES, NO_RESULT)
 STOPPED = ("not checked", "not graded")  # their reason says why the check did not run
 # grades.csv writes a text that starts with one of these with a leading "'" (records.py).
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 TOP_MISTAKES = 5  # named mistakes shown per exercise
-TOP_EXERCISES = 5  # exercises listed under "re-teach first"
-MAX_TEXT = 300  # characters of a mistake or reason shown (and told apart)
-MAX_NAME = 60  # characters of a student id, notebook or exercise shown
 
 
 class ReportError(Exception):
     """The class report cannot be made from this course directory; the message says why."""
-
-
-@dataclass(frozen=True)
-class Tally:
-    """One named mistake (or reason a check did not run) and the students it was named for."""
-
-    text: str
-    students: tuple[str, ...]
-
-    @property
-    def count(self) -> int:
-        return len(self.students)
-
-
-@dataclass(frozen=True)
-class ExerciseSummary:
-    """How the class did on one exercise."""
-
-    notebook: str  # "02_softmax_and_scaling"
-    exercise: str  # "ex2_stable_softmax"
-    max_score: float
-    scores: tuple[float, ...]  # one per student of the class (no score counts as 0)
-    results: Mapping[str, int]  # students per result, for each of RESULTS
-    mistakes: tuple[Tally, ...]  # the most often named first, at most TOP_MISTAKES
-    other_mistakes: int  # distinct mistakes named beyond those
-    unnamed_failures: int  # failed answers for which no mistake was named
-    stops: tuple[Tally, ...]  # why checks were not checked or not graded, most common first
-
-    @property
-    def students(self) -> int:
-        return sum(self.results.values())
-
-    @property
-    def not_passed(self) -> int:
-        return self.students - self.results["passed"]
-
-    @property
-    def share_not_done(self) -> float:
-        return self.results["not done"] / self.students if self.students else 0.0
-
-    @property
-    def mean_score(self) -> float:
-        return sum(self.scores) / len(self.scores) if self.scores else 0.0
-
-    def distribution(self) -> list[tuple[float, int]]:
-        """``(score, students with it)``, lowest score first."""
-        return sorted(Counter(round(s, 2) for s in self.scores).items())
-
-
-@dataclass(frozen=True)
-class ClassSummary:
-    """The class's results, exercise by exercise in course order."""
-
-    course: str  # the course directory's name
-    written: str  # when grades.csv was written
-    students: tuple[str, ...]
-    exercises: tuple[ExerciseSummary, ...]
-    skipped: tuple[str, ...]  # what could not be read, and why
-
-    @property
-    def notebooks(self) -> list[str]:
-        return list(dict.fromkeys(e.notebook for e in self.exercises))
-
-    def notebook_mean(self, notebook: str) -> float:
-        """The class's mean share of the notebook's points, 0 to 1."""
-        theirs = [e for e in self.exercises if e.notebook == notebook]
-        most = sum(e.max_score for e in theirs) * len(self.students)
-        return sum(sum(e.scores) for e in theirs) / most if most else 0.0
-
-    def most_often_not_passed(self, count: int = TOP_EXERCISES) -> list[ExerciseSummary]:
-        """The exercises that the most students did not pass (none that all passed)."""
-        ranked = sorted(self.exercises, key=lambda e: -e.not_passed)  # stable: course order
-        return [e for e in ranked if e.not_passed][:count]
 
 
 class Row(NamedTuple):
@@ -431,26 +363,14 @@ def _tallies(named: Iterable[tuple[str, str]]) -> list[Tally]:
     return sorted(tallies, key=lambda t: (-t.count, t.text))
 
 
-_BIDI = dict.fromkeys([*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F])
-
-
-def plain_text(text: str, limit: int) -> str:
-    """``text`` as one line of at most ``limit`` characters: lone surrogates replaced,
-    control and text-direction characters out, runs of white space made one space."""
-    text = str(text).encode("utf-8", "surrogatepass").decode("utf-8", "replace")
-    text = "".join(" " if ord(c) < 32 or 0x7F <= ord(c) < 0xA0 else c for c in text)
-    text = " ".join(text.translate(_BIDI).split())
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
-
-
 # ---------------------------------------------------------------- the command
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m attnlib.grading.class_report DIR``: write the page, print where."""
+    """``python -m attnlib.grading.grader.class_report DIR``: write the page, print where."""
     args = list(sys.argv[1:] if argv is None else argv)
     if len(args) != 1 or args[0].startswith("-"):
-        print("usage: python -m attnlib.grading.class_report COURSE_DIR", file=sys.stderr)
+        print("usage: python -m attnlib.grading.grader.class_report COURSE_DIR", file=sys.stderr)
         return 2
     course = Path(args[0])
     try:
@@ -458,8 +378,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ReportError as error:
         print(f"class report: {error}", file=sys.stderr)
         return 1
-    from attnlib.grading.class_report_page import write_report  # matplotlib, only here
-
     page = write_report(summary, course / "class-report")
     print(f"class report: {page}")
     return 0

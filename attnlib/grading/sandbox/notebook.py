@@ -1,20 +1,20 @@
 """Run one submitted notebook inside the sandbox, and answer the grader's checks on the way.
 
-:func:`run_notebook` talks to the grader over two file descriptors (:mod:`attnlib.grading.frames`).
-It first says what it runs as (:func:`privileges`: its ids and capabilities, before any of the
-submission's code has run, so the grader can refuse a sandbox with privileges), then takes its
-order: the notebook (as data the grader has read and checked), which cells to leave out, where
-each graded check stands. It runs the notebook's code cells in order in an IPython shell, as a
-kernel would, capturing each cell's output for the feedback, cut to a size that keeps the
-feedback readable. Where a graded check stands it does not run that cell: it tells the grader the
-check is due, describes the learner's answer, then serves the grader's calls of that answer
-(:mod:`attnlib.grading.answering`) until the grader sends its verdict, which becomes the cell's
-output. A copy of a check cell (pasted elsewhere, keeping its grade id) is not run. Widgets have
-no front end to talk to here, so a slider cell cannot leave a kernel waiting for a reply (there
-is no kernel), and figures are drawn off-screen.
+:func:`run_notebook` talks to the grader over two file descriptors
+(:mod:`attnlib.grading.wire.frames`). It first says what it runs as (:func:`privileges`: its ids
+and capabilities, before any of the submission's code has run, so the grader can refuse a sandbox
+with privileges), then takes its order: the notebook (as data the grader has read and checked),
+which cells to leave out, where each graded check stands. It runs the notebook's code cells in
+order in an IPython shell, as a kernel would, capturing each cell's output for the feedback, cut to
+a size that keeps the feedback readable. Where a graded check stands it does not run that cell: it
+tells the grader the check is due, describes the learner's answer, then serves the grader's calls
+of that answer (:mod:`attnlib.grading.sandbox.answering`) until the grader sends its verdict, which
+becomes the cell's output. A copy of a check cell (pasted elsewhere, keeping its grade id) is not
+run. Widgets have no front end to talk to here, so a slider cell cannot leave a kernel waiting for
+a reply (there is no kernel), and figures are drawn off-screen.
 
-A warm sandbox (:mod:`attnlib.grading.fork_server`) forks this process from one that has
-imported what the course needs; ``python -m attnlib.grading.in_sandbox IN_FD OUT_FD`` runs one
+A warm sandbox (:mod:`attnlib.grading.sandbox.fork_server`) forks this process from one that has
+imported what the course needs; ``python -m attnlib.grading.sandbox.notebook IN_FD OUT_FD`` runs one
 notebook from a cold start (in a container).
 
 Everything in this process shares it with the learner's code: the grader believes nothing it
@@ -34,13 +34,13 @@ from typing import Any
 # A cell's stream (stdout or stderr) keeps this many characters of its text, a figure or
 # other display value this many; the notebook's outputs together at most OUTPUT_BYTES as they
 # travel (JSON, non-ASCII escaped), after which a cell's outputs are replaced by a note. The
-# grader refuses a final message over 8 MB (judge.SMALL_FRAME_BYTES).
+# grader refuses a final message over 8 MB (grader.channel.SMALL_FRAME_BYTES).
 STREAM_CHARS = 100_000
 DATA_CHARS = 2_000_000
 OUTPUT_BYTES = 4_000_000
 _SHOWN_KINDS = ("text/plain", "text/html", "text/markdown", "image/png", "image/jpeg")
 
-# What a cell left out of a graded run shows in the feedback (attnlib.grading.leave_out).
+# What a cell left out of a graded run shows in the feedback (attnlib.grading.grader.leave_out).
 LEFT_OUT_NOTE = "(not run while grading: nothing graded needs it)"
 
 
@@ -169,8 +169,8 @@ class _Grader:
     def _serve(
         self, names: dict[str, Any], exercise_id: str, answer_name: str
     ) -> list[dict[str, Any]]:
-        from attnlib.grading.answering import answer_request, describe
-        from attnlib.grading.frames import read_frame, write_frame
+        from attnlib.grading.sandbox.answering import answer_request, describe
+        from attnlib.grading.wire.frames import read_frame, write_frame
 
         answer = names.get(answer_name)
         described = describe(answer) if answer_name in names else None
@@ -196,8 +196,8 @@ def run_notebook(orders_fd: int, reports_fd: int) -> None:
     from IPython.core.interactiveshell import InteractiveShell
     from IPython.utils.capture import capture_output
 
-    from attnlib.grading.frames import read_frame, write_frame
-    from attnlib.grading.plan import code_cells
+    from attnlib.grading.wire.cells import code_cells
+    from attnlib.grading.wire.frames import read_frame, write_frame
 
     write_frame(reports_fd, {"hello": privileges()})
     orders = read_frame(orders_fd)

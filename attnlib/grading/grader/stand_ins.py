@@ -2,9 +2,9 @@
 
 A checker is called with a stand-in instead of the learner's function. The stand-in has the
 answer's name, docstring and signature (what the checker reads before calling), and calling it
-sends the arguments to the sandbox (:mod:`attnlib.grading.answering`) and waits for the reply.
-Then it does here what the call did there: it makes the arguments hold what they held there
-after the call (:mod:`attnlib.grading.mirror`), adds the forbidden calls seen there to the open
+sends the arguments to the sandbox (:mod:`attnlib.grading.sandbox.answering`) and waits for the
+reply. Then it does here what the call did there: it makes the arguments hold what they held there
+after the call (:mod:`attnlib.grading.wire.mirror`), adds the forbidden calls seen there to the open
 :class:`~attnlib.checks._calls.CallWatch` es, and returns the value or raises the error. The
 checker runs as it does in a notebook, so its report is the one the learner saw, and it
 compares with expected values that never left this process.
@@ -16,8 +16,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from attnlib.grading.across import Channel, call_across, signature_of
-from attnlib.grading.stand_in_classes import stand_in_class
+from attnlib.grading.grader.across import call_across
+from attnlib.grading.grader.channel import Channel
+from attnlib.grading.grader.stand_in_classes import stand_in_class
+from attnlib.grading.wire.descriptions import signature_of
 
 
 class _NotCallable:

@@ -3,7 +3,7 @@
 A checker of a class exercise builds the learner's class, looks at the module (its submodules'
 names, shapes and sharing), converts it, loads weights into it, rewires its dropout, and calls
 it. Here it gets a stand-in class with the answer's name, docstring and signature. Building it
-builds the learner's class in the sandbox (:mod:`attnlib.grading.built_modules`) and returns
+builds the learner's class in the sandbox (:mod:`attnlib.grading.sandbox.built_modules`) and returns
 this process's copy of the module: a module of the same shape, whose submodules are torch's
 and attnlib's own classes where the learner's are, and stand-ins named as the learner's
 classes elsewhere, with the same parameters, buffers, attributes and training flags. The
@@ -25,10 +25,11 @@ from typing import Any
 import torch
 from torch import nn
 
-from attnlib.grading.across import Channel, call_across, signature_of
-from attnlib.grading.built_modules import known_class, simple, simple_attributes
-from attnlib.grading.raised import WireError, expect_type_name
-from attnlib.grading.wire import decode
+from attnlib.grading.grader.across import call_across
+from attnlib.grading.grader.channel import Channel
+from attnlib.grading.wire.descriptions import known_class, signature_of, simple, simple_attributes
+from attnlib.grading.wire.errors import WireError, expect_type_name
+from attnlib.grading.wire.values import decode
 
 _Key = tuple[int, str, str]
 

@@ -28,9 +28,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from attnlib.grading.course import ASSIGNMENT
-from attnlib.grading.plan import nbgrader_of
-from attnlib.grading.submitted_notebook import writable, writable_text
+from attnlib.grading.grader.course import ASSIGNMENT
+from attnlib.grading.grader.submitted_notebook import writable, writable_text
+from attnlib.grading.wire.cells import nbgrader_of
 
 COLUMNS = ["student", "notebook", "exercise", "score", "max_score", "reason", "status", "mistake"]
 _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")

@@ -24,10 +24,10 @@ import select
 import time
 from typing import Any
 
-from attnlib.grading.raised import WireError
+from attnlib.grading.wire.errors import WireError
 
 # The largest frame an honest run sends is a module's weights in notebook 11 (about 10 MB of
-# base64); a notebook's outputs are cut to a few MB in the sandbox (in_sandbox.OUTPUT_BYTES).
+# base64); a notebook's outputs are cut to a few MB in the sandbox (sandbox.notebook.OUTPUT_BYTES).
 MAX_FRAME_BYTES = 32 * 2**20
 # JSON objects and arrays in one frame: an honest reply has hundreds, a notebook's outputs a
 # few thousand.

@@ -4,7 +4,7 @@ A :class:`Task` is one student's one notebook, carried whole (the course's noteb
 submission as bytes), so that a worker on another machine needs nothing but the course's
 software and bubblewrap. :func:`run_task` grades it and returns plain data. :func:`run_all`
 runs tasks on worker processes of this machine (one per core by default), each with its warm
-sandbox (:mod:`attnlib.grading.runs`), or, given a scheduler's address, on an existing Dask
+sandbox (:mod:`attnlib.grading.grader.runs`), or, given a scheduler's address, on an existing Dask
 distributed cluster; the results are the same either way, and only the caller writes anything
 of the course's.
 
@@ -29,7 +29,7 @@ from multiprocessing import get_context
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
-from attnlib.grading.sandbox import Limits
+from attnlib.grading.grader.wall import Limits
 
 
 @dataclass(frozen=True)
@@ -55,8 +55,8 @@ class Task:
 
 def run_task(task: Task) -> dict[str, Any]:
     """Grade one task; the result as plain data (:class:`~judge.NotebookGrade`'s fields)."""
-    from attnlib.grading.judge import grade_notebook
-    from attnlib.grading.sandbox import named_sandbox
+    from attnlib.grading.grader.judge import grade_notebook
+    from attnlib.grading.grader.wall import named_sandbox
 
     grade = grade_notebook(
         task.course_notebook,
@@ -73,8 +73,8 @@ def run_task(task: Task) -> dict[str, Any]:
 
 def failed_task(task: Task, why: str) -> dict[str, Any]:
     """The result of a task the grader could not run: every exercise 0, with why."""
-    from attnlib.grading.judge import not_graded
-    from attnlib.grading.plan import plan_of
+    from attnlib.grading.grader.judge import not_graded
+    from attnlib.grading.grader.plan import plan_of
 
     plan = plan_of(task.course_notebook, task.notebook)
     result = dataclasses.asdict(not_graded(plan, f"✗ not graded: the grader failed ({why})"))
@@ -84,7 +84,7 @@ def failed_task(task: Task, why: str) -> dict[str, Any]:
 
 def _worker(connection: Connection) -> None:
     """A grading worker: tasks in, results out, until it is told to stop."""
-    from attnlib.grading import judge, runs  # noqa: F401 -- the checkers, imported once
+    from attnlib.grading.grader import judge, runs  # noqa: F401 -- the checkers, imported once
 
     try:
         while True:

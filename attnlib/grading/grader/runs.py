@@ -1,16 +1,16 @@
 """Where one notebook's run happens, seen from the grader: a child of a warm sandbox
 (bubblewrap), or a process of its own (a container, or no wall).
 
-A :class:`Run` is what :mod:`attnlib.grading.judge` needs of either: two non-blocking pipes to
-talk over (orders to the run, reports from it), the tail of what the run wrote outside its
+A :class:`Run` is what :mod:`attnlib.grading.grader.judge` needs of either: two non-blocking pipes
+to talk over (orders to the run, reports from it), the tail of what the run wrote outside its
 cells, a :meth:`Run.kill` that any thread may call at any time (the watchdog calls it at the
 wall time, whatever the protocol is doing), whether it ran out of memory, and
 :meth:`Run.finish` for a run that ended well. Nothing here reads what the run sends beyond
 its log, which is kept to its last bytes in memory and never written to disk.
 
 A warm sandbox (:class:`WarmSandbox`) lives as long as the grading process that started it and
-serves one notebook at a time: its server (:mod:`attnlib.grading.fork_server`) forks each run
-and wipes the sandbox after it. A run that has to be killed takes the whole sandbox with it;
+serves one notebook at a time: its server (:mod:`attnlib.grading.sandbox.fork_server`) forks each
+run and wipes the sandbox after it. A run that has to be killed takes the whole sandbox with it;
 the next run starts a new one.
 
 :func:`refusal` is the grader's judgment of what a run says it runs as, before any of the
@@ -35,7 +35,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from attnlib.grading.sandbox import Bubblewrap, Docker, Launched, Limits, NoSandbox, Sandbox
+from attnlib.grading.grader.wall import Bubblewrap, Docker, Launched, Limits, NoSandbox, Sandbox
 
 LOG_BYTES = 64 * 1024  # the end of a run's log kept for its feedback
 STARTUP_SECONDS = 300.0  # a warm sandbox's imports, on a slow and busy machine
@@ -87,7 +87,7 @@ class _Tail:
 
 
 def refusal(hello: Any) -> str:
-    """Why a run that reports ``hello`` (:func:`attnlib.grading.in_sandbox.privileges`) must
+    """Why a run that reports ``hello`` (:func:`attnlib.grading.sandbox.notebook.privileges`) must
     not go on, or ''."""
     if not isinstance(hello, dict):
         return "the run did not say what it runs as"
@@ -154,7 +154,7 @@ class WarmSandbox:
         self.limits = limits
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         log_read, log_write = os.pipe()
-        inner = [sandbox.python, "-m", "attnlib.grading.fork_server", str(theirs.fileno())]
+        inner = [sandbox.python, "-m", "attnlib.grading.sandbox.fork_server", str(theirs.fileno())]
         try:
             self.launched: Launched = sandbox.launch(
                 inner,
@@ -309,7 +309,7 @@ class _OwnRun(Run):
         reports_read, reports_write = os.pipe()
         log_read, log_write = os.pipe()
         fds = ("0", "1") if sandbox.over_stdio else ("3", "4")
-        inner = [sandbox.python, "-m", "attnlib.grading.in_sandbox", *fds]
+        inner = [sandbox.python, "-m", "attnlib.grading.sandbox.notebook", *fds]
         self.command = sandbox.command(scratch, inner, limits)
         self.sandbox = sandbox
         self._cleanup = cleanup
@@ -372,7 +372,7 @@ def start(sandbox: Sandbox, limits: Limits) -> Run:
 
 
 _PRIVILEGES = (
-    "import json; from attnlib.grading.in_sandbox import privileges; "
+    "import json; from attnlib.grading.sandbox.notebook import privileges; "
     "print(json.dumps(privileges()))"
 )
 

@@ -1,15 +1,14 @@
-"""What crosses between the grader and a submission's sandbox: plain data, and nothing that runs.
+"""Values on the wire as plain data, and nothing that runs: what the sandbox sends the grader.
 
-A submission's answers run in a sandboxed process (:mod:`attnlib.grading.sandbox`); the checkers
-that score them run in the grader's own process, which never runs a line of the submission. The
-two exchange messages of JSON (never pickle, whose loading runs code): tensors as their dtype,
-shape and raw bytes; numbers, strings, tuples, lists and dicts; dtypes, generators by their
-state; an exception by its type's name and its message. Anything else the answer returns
-arrives as an :class:`Opaque` that says what it was. A message is read with limits on its size
-and depth, so a hostile sandbox can send wrong answers but nothing that takes the grader over.
-
-Errors cross as :mod:`attnlib.grading.raised` says; messages travel in
-:mod:`attnlib.grading.frames`.
+A submission's answers run in a sandboxed process; the checkers that score them run in the
+grader's own process, which never runs a line of the submission. What the answer returns comes
+back as JSON-ready data (:func:`encode`, in the sandbox): tensors as their dtype, shape and raw
+bytes; numbers, strings, tuples, lists and dicts; dtypes, generators by their state; an
+exception by its type's name and its message (:mod:`~attnlib.grading.wire.errors`). Anything
+else arrives as an :class:`Opaque` that says what it was. :func:`decode`, in the grader, rebuilds
+the value trusting nothing, with a limit on depth, so a hostile sandbox can send wrong answers
+but nothing that takes the grader over. (The one pickle on the wire goes the other way:
+:mod:`attnlib.grading.wire`.)
 
 Part of the grader of notebooks 00–12 (:mod:`attnlib.grading`).
 """
@@ -23,7 +22,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from attnlib.grading.raised import (
+from attnlib.grading.wire.errors import (
     WireError,
     decode_error,
     encode_error,

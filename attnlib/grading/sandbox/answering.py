@@ -1,23 +1,22 @@
 """The sandbox's side of a check: call the learner's answer as the grader asks, say what it did.
 
 The grader's checker never holds the learner's function; it holds a stand-in
-(:mod:`attnlib.grading.stand_ins`) whose every call becomes a request to the sandbox. Here, in
-the sandbox, :func:`answer_request` makes that call on the real answer, inside a
-:class:`~attnlib.checks._calls.CallWatch` for what the checker forbids, and replies with what
-came of it: the value or the error, what the call changed in its arguments
-(:mod:`attnlib.grading.mirror`), and the forbidden calls it saw. The arguments come as one
-pickle from the grader, which the sandbox trusts; its replies are plain data.
-Everything here runs beside the learner's code and may be tampered with; the grader trusts
-none of it beyond "this is what the answer returned".
+(:mod:`~attnlib.grading.grader.stand_ins`) whose every call becomes a request to the sandbox
+(:mod:`~attnlib.grading.wire.calls`). Here, in the sandbox, :func:`answer_request` makes that
+call on the real answer, under the watches the grader sent for what the checker forbids, and
+replies with what came of it: the value or the error (and where in the learner's code it was
+raised, read as the grader said), what the call changed in its arguments
+(:mod:`~attnlib.grading.wire.mirror`), and the forbidden calls it saw. The watches and the
+crash reader are the checkers' and come in the grader's pickle with the arguments: nothing here
+imports a checker. Everything here runs beside the learner's code and may be tampered with; the
+grader trusts none of it beyond "this is what the answer returned".
 
 Part of the grader of notebooks 00–12 (:mod:`attnlib.grading`).
 """
 
 from __future__ import annotations
 
-import base64
 import inspect
-import pickle
 import signal
 import traceback
 from contextlib import ExitStack
@@ -26,18 +25,18 @@ from typing import Any
 import torch
 from torch import nn
 
-from attnlib.checks._calls import CallWatch, Forbidden
-from attnlib.checks._crash import crash_of
-from attnlib.grading import built_modules
-from attnlib.grading.mirror import changes, parts, set_grads, snapshot
-from attnlib.grading.raised import encode_error
-from attnlib.grading.wire import encode
+from attnlib.grading.sandbox import built_modules
+from attnlib.grading.wire.calls import unpickled
+from attnlib.grading.wire.descriptions import parameters_of
+from attnlib.grading.wire.errors import encode_error
+from attnlib.grading.wire.mirror import changes, parts, set_grads, snapshot
+from attnlib.grading.wire.values import encode
 
 
 def describe(answer: object) -> dict[str, Any]:
     """What the checker may ask of the answer without calling it: its kind, name, docstring and
     parameters."""
-    parameters = built_modules.parameters_of(answer) if callable(answer) else None
+    parameters = parameters_of(answer) if callable(answer) else None
     described: dict[str, Any] = {
         "type": type(answer).__name__,
         "is_class": isinstance(answer, type),
@@ -107,24 +106,23 @@ def answer_request(
 ) -> dict[str, Any]:
     """Call ``answer`` with the request's arguments, stopped after ``call_seconds``; the reply
     says what came of it."""
-    # One pickle from the grader, which the sandbox trusts.
-    args, kwargs, grads, step, rng = pickle.loads(base64.b64decode(request["pickled"]))
-    forbidden = [Forbidden.from_paths(paths) for paths in request["forbidden"]]
+    call = unpickled(request["pickled"])  # the grader's, which the sandbox trusts
+    args, kwargs = call.args, call.kwargs
     target, built, kept = answer, None, {}
     if "on" in request:  # a module the answer built: first make it what the grader's copy is
         handle, index = request["on"]
         built = _BUILT[handle]
-        built_modules.bring_in_step(built, step)
+        built_modules.bring_in_step(built, call.step)
         target, kept = built.modules[index], built_modules.versions(built)
     elif "class_of" in request:  # the class of one of those modules, to build another
         handle, index = request["class_of"]
         target = type(_BUILT[handle].modules[index])
     found = parts((args, kwargs))
-    set_grads(found, grads)
+    set_grads(found, call.grads)
     before = [snapshot(part) for part in found]
-    watches = [CallWatch(f) for f in forbidden]
+    watches = [make() for make in call.watches]
     reply: dict[str, Any] = {}
-    torch.random.set_rng_state(rng)  # the grader's: the call draws what it would draw there
+    torch.random.set_rng_state(call.rng)  # the grader's: the call draws what it would draw there
     with ExitStack() as stack:
         for watch in watches:
             stack.enter_context(watch)
@@ -149,7 +147,7 @@ def answer_request(
             reply["raised_in"] = frames[-1].name if frames else ""
         except BaseException as error:  # the learner's bug (or exit), reported as theirs
             reply["error"] = encode_error(error)
-            crash = crash_of(error) if isinstance(error, Exception) else None
+            crash = call.read_crash(error) if isinstance(error, Exception) else None
             if crash is not None:  # where the answer's code raised it, for the report
                 reply["crash"] = crash.to_wire()
         else:

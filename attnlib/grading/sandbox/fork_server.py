@@ -13,14 +13,15 @@ Between two notebooks it makes the sandbox as it was: every other process killed
 the scratch directory, ``/tmp`` and ``/dev/shm`` emptied, the System V IPC objects removed.
 Emptied around the sandbox's own mounts: the course's software is bound in where it lies, and
 in a CI clone that is under ``/tmp``, so the folders that lead to it stay. A
-child gets the three descriptors the grader sent with its order (:mod:`attnlib.grading.runs`):
-orders in, reports out, and its log (fds 1 and 2), and nothing else of the server's.
+child gets the three descriptors the grader sent with its order
+(:mod:`attnlib.grading.grader.runs`): orders in, reports out, and its log (fds 1 and 2), and
+nothing else of the server's.
 
 The grader talks to the server over a Unix socket (messages of JSON, descriptors alongside):
 ``{"run": {...limits}}`` with three descriptors forks a child and answers ``{"started": pid}``;
 ``{"clean": true}`` wipes and answers ``{"clean": true}``; the end of the socket ends the
 server. It first answers ``{"warm": ""}`` when it is ready (or the reason it cannot fork
-safely). A notebook's own run is :func:`attnlib.grading.in_sandbox.run_notebook`.
+safely). A notebook's own run is :func:`attnlib.grading.sandbox.notebook.run_notebook`.
 
 Part of the grader of notebooks 00–12 (:mod:`attnlib.grading`).
 """
@@ -43,6 +44,11 @@ from typing import Any
 
 # What the server wipes between notebooks: every place in the sandbox a notebook can write.
 WRITABLE = ("/grading", "/tmp", "/dev/shm")
+# What the course's notebooks import besides attnlib (every notebook runs `from attnlib import
+# checks`), loaded by name before the first fork so that each run starts with it: the
+# notebooks' imports, not this side's (no code of the sandbox's side uses a checker).
+NOTEBOOK_PACKAGES = ("attnlib.checks", "attnlib.course", "attnlib.formats")
+WALKED = ("attnlib.course", "attnlib.formats")  # with every module under them
 _PR_SET_DUMPABLE = 4
 _IPC_RMID = 0
 
@@ -66,15 +72,14 @@ def _warm() -> None:
     import torch.utils.flop_counter
 
     import attnlib
-    import attnlib.checks  # noqa: F401
-    import attnlib.course
-    import attnlib.formats
-    import attnlib.grading.answering  # noqa: F401
-    import attnlib.grading.in_sandbox  # noqa: F401
+    import attnlib.grading.sandbox.answering  # noqa: F401
+    import attnlib.grading.sandbox.notebook  # noqa: F401
 
-    for package in (attnlib.course, attnlib.formats):
-        for module in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
-            importlib.import_module(module.name)
+    for name in NOTEBOOK_PACKAGES:
+        package = importlib.import_module(name)
+        if name in WALKED:
+            for module in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+                importlib.import_module(module.name)
     x = torch.linspace(-1.0, 1.0, 12, requires_grad=True).reshape(3, 4)
     torch.testing.assert_close(attnlib.softmax(x @ x.T).sum(-1), torch.ones(3))
     (torch.nn.functional.layer_norm(x, (4,)).sum()).backward()
@@ -220,7 +225,7 @@ def _child(fds: list[int], limits: dict[str, Any]) -> None:
         with open("/proc/self/oom_score_adj", "w", encoding="utf-8") as adjust:
             adjust.write("1000")  # the kernel's first choice, never the server
         os.chdir("/grading")
-        from attnlib.grading.in_sandbox import run_notebook
+        from attnlib.grading.sandbox.notebook import run_notebook
 
         run_notebook(3, 4)
         code = 0

@@ -1,12 +1,12 @@
 """The class report's page: ``index.html`` and its PNGs, drawn from a
-:class:`~attnlib.grading.class_report.ClassSummary` (``make class-report COURSE=DIR``).
+:class:`~attnlib.grading.grader.class_results.ClassSummary` (``make class-report COURSE=DIR``).
 
 What to re-teach comes first (the exercises most often not passed, with their most common
 mistake; the class mean per notebook; a bar per exercise with the share of each result), then
 each exercise: its scores and results as a figure, the mistakes the checker named with the
 students who made them, and why some checks did not run. The page holds no script and loads
 nothing but the PNGs beside it; every text from the grades is cut and escaped
-(:func:`~attnlib.grading.class_report.plain_text`), and each student's id is kept apart from
+(:func:`~attnlib.grading.grader.class_results.plain_text`), and each student's id is kept apart from
 the text around it (``<bdi>``), whatever its writing direction.
 
 Part of the grader of notebooks 00–12 (:mod:`attnlib.grading`).
@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from attnlib.grading.class_report import (
+from attnlib.grading.grader.class_results import (
     MAX_NAME,
     MAX_TEXT,
     NO_RESULT,

@@ -1,13 +1,13 @@
 """The wall around a submission: bubblewrap on Linux, a container elsewhere, with limits on
 time, memory, processes, CPU and disk.
 
-:class:`Bubblewrap` starts a command (the warm sandbox's server, :mod:`attnlib.grading.fork_server`)
-with:
+:class:`Bubblewrap` starts a command (the warm sandbox's server,
+:mod:`attnlib.grading.sandbox.fork_server`) with:
 
 - no network (every namespace its own: user, pid, network, IPC, UTS, cgroup), and no way to
   make another user namespace inside;
 - no capability and no way to gain one, as an unprivileged id: as the grader's own id, or, when
-  the grader runs as root, as an id of its own (:mod:`attnlib.grading.unprivileged`);
+  the grader runs as root, as an id of its own (:mod:`attnlib.grading.grader.unprivileged`);
 - nothing of the grader's environment: bubblewrap itself starts with an empty one, so that not
   even its process 1 holds the grader's variables, and the sandbox gets a fixed few;
 - the system and the course's software (Python, the virtual environment, attnlib) read-only,
@@ -18,7 +18,7 @@ with:
 - its writable places in RAM, each with a size: the scratch directory ``/grading``, ``/tmp``
   and ``/dev/shm`` (``/dev`` itself read-only), so that nothing it writes reaches the host's
   disk;
-- a cgroup of its own (:mod:`attnlib.grading.cgroups`) for its memory as a whole, its
+- a cgroup of its own (:mod:`attnlib.grading.grader.cgroups`) for its memory as a whole, its
   processes and its CPU, where one can be made; and per-process limits (address space, CPU
   time, file size) in every case.
 
@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import Any
 
 import attnlib
-from attnlib.grading import cgroups, unprivileged
+from attnlib.grading.grader import cgroups, unprivileged
 
 INSIDE = "/grading"  # the scratch directory, inside the sandbox
 
@@ -161,7 +161,7 @@ class Bubblewrap:
 
     executable: str = "bwrap"
     python = sys.executable
-    warm = True  # notebooks run as children of a warm sandbox (attnlib.grading.fork_server)
+    warm = True  # notebooks run as children of a warm sandbox (attnlib.grading.sandbox.fork_server)
 
     def available(self) -> bool:
         return shutil.which(self.executable) is not None

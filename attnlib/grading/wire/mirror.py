@@ -1,10 +1,10 @@
 """What a call did to its arguments, carried back from the sandbox as data.
 
 A checker may hand the learner's answer more than tensors: a model and its optimizer, a
-function to differentiate, a spy that records how it is called. These go to the sandbox as one
-pickle (the grader trusts what it sends; pickles never travel the other way), so that objects
-shared between arguments stay shared there. After the call, the sandbox reports what became of
-them, and the grader's own copies are made to match: every tensor's values, ``requires_grad``
+function to differentiate, a spy that records how it is called. These go to the sandbox in the
+grader's one pickle (:mod:`~attnlib.grading.wire.calls`), so that objects shared between
+arguments stay shared there. After the call, the sandbox reports what became of them as plain
+data, and the grader's own copies are made to match: every tensor's values, ``requires_grad``
 and ``.grad``; each optimizer's state; lists, and the plain data (numbers, strings, tensors,
 lists of them) of objects of the checkers' own classes, reached through functions' closures
 and modules' hooks too, where spies keep their records.
@@ -24,11 +24,21 @@ from typing import Any
 import torch
 from torch import nn
 
-from attnlib.checks._outcomes import tensor_changed
-
 # Objects whose plain attributes are mirrored back: the checkers' own helpers (spies, toy
 # models). Others' objects (torch's, the learner's) are walked only for their tensors.
 _MIRRORED_MODULES = ("attnlib.checks",)
+
+
+def _same_bits(before: torch.Tensor, after: torch.Tensor) -> bool:
+    """The same shape, dtype and bytes: a change is sent back whatever its values compare as
+    (NaN to NaN, -0.0 to 0.0)."""
+    if before.shape != after.shape or before.dtype != after.dtype:
+        return False
+    return torch.equal(_bytes_of(before), _bytes_of(after))
+
+
+def _bytes_of(tensor: torch.Tensor) -> torch.Tensor:
+    return tensor.detach().reshape(-1).contiguous().view(torch.uint8)
 
 
 def _mirrored(value: object) -> bool:
@@ -139,7 +149,7 @@ def changes(found: list[object], before: list[object]) -> list[list[Any]]:
     for index, (part, was) in enumerate(zip(found, before, strict=True)):
         if isinstance(part, torch.Tensor):
             values, requires_grad, grad = was  # type: ignore[misc]
-            same = not tensor_changed(values, part.detach())
+            same = _same_bits(values, part)
             if same and requires_grad == part.requires_grad and grad is part.grad:
                 continue
             new = None if same else part.detach().clone()

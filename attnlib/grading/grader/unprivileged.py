@@ -10,8 +10,8 @@ outside. In that namespace no process may make another user namespace. bubblewra
 only the capabilities to change ids, and the sandbox's first command, ``setpriv``, becomes the
 unprivileged id with no capabilities, an empty bounding set and ``no_new_privs`` before
 anything of the course runs. The run checks and reports what it ended up with (its first
-frame, :func:`attnlib.grading.in_sandbox.privileges`), and the grader refuses a sandbox with
-any capability (:func:`attnlib.grading.runs.refusal`).
+frame, :func:`attnlib.grading.sandbox.notebook.privileges`), and the grader refuses a sandbox with
+any capability (:func:`attnlib.grading.grader.runs.refusal`).
 
 Part of the grader of notebooks 00–12 (:mod:`attnlib.grading`).
 """

@@ -21,8 +21,8 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from attnlib.grading.course import ASSIGNMENT
-from attnlib.grading.submitted_notebook import MAX_NOTEBOOK_BYTES, writable_text
+from attnlib.grading.grader.course import ASSIGNMENT
+from attnlib.grading.grader.submitted_notebook import MAX_NOTEBOOK_BYTES, writable_text
 
 _OPEN_FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _OPEN_FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC

@@ -22,7 +22,7 @@ import functools
 from dataclasses import dataclass
 from typing import Any
 
-from attnlib.grading.plan import code_cells, nbgrader_of
+from attnlib.grading.wire.cells import code_cells, nbgrader_of
 
 TAG = "grading-may-skip"
 

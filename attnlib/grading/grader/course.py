@@ -30,7 +30,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 ASSIGNMENT = "notebooks"
-CHECKOUT = Path(__file__).resolve().parents[2]
+CHECKOUT = Path(__file__).resolve().parents[3]
 
 CONFIG = '''"""nbgrader settings of a course graded with attnlib (python -m attnlib.grading)."""
 

@@ -1,43 +1,32 @@
 """One call of the learner's code across the sandbox's wall, from the grader's side.
 
-:func:`call_across` sends the call's arguments to the sandbox (:mod:`attnlib.grading.answering`)
-and waits for the reply. Then it does here what the call did there: it makes the arguments hold
-what they held there after the call (:mod:`attnlib.grading.mirror`), adds the forbidden calls
-seen there to the open :class:`~attnlib.checks._calls.CallWatch` es, and returns the value or
-raises the error. Stand-ins for a function (:mod:`attnlib.grading.stand_ins`) and for a class
-and the modules it builds (:mod:`attnlib.grading.stand_in_classes`) are made of such calls.
+:func:`call_across` sends the call (:mod:`~attnlib.grading.wire.calls`) to the sandbox, where
+:mod:`~attnlib.grading.sandbox.answering` makes it, and waits for the reply. Then it does here
+what the call did there: it makes the arguments hold what they held there after the call
+(:mod:`~attnlib.grading.wire.mirror`), adds the forbidden calls seen there to the open
+:class:`~attnlib.checks._calls.CallWatch` es, and returns the value or raises the error.
+Stand-ins for a function (:mod:`~attnlib.grading.grader.stand_ins`) and for a class and the
+modules it builds (:mod:`~attnlib.grading.grader.stand_in_classes`) are made of such calls.
 
 Part of the grader of notebooks 00–12 (:mod:`attnlib.grading`).
 """
 
 from __future__ import annotations
 
-import base64
-import inspect
+import functools
 import types
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any
 
-import cloudpickle
 import torch
 
-from attnlib.checks._calls import watching
-from attnlib.checks._crash import Crash, attach
-from attnlib.grading.mirror import apply, grads_of, parts
-from attnlib.grading.raised import WireError, decode_error
-from attnlib.grading.wire import decode
-
-
-class RunEnded(BaseException):
-    """The sandboxed run stopped answering properly: it ended, ran out of time, or sent what
-    the grader cannot read. A BaseException, so that no checker takes it for an error the
-    learner's answer raised (checkers catch those as ``Exception``)."""
-
-
-class Channel(Protocol):
-    """Sends one request to the sandbox and returns its reply."""
-
-    def request(self, message: dict[str, Any]) -> dict[str, Any]: ...
+from attnlib.checks._calls import CallWatch, watching
+from attnlib.checks._crash import Crash, attach, crash_of
+from attnlib.grading.grader.channel import Channel, RunEnded
+from attnlib.grading.wire.calls import CallOrder, pickled
+from attnlib.grading.wire.errors import WireError, decode_error
+from attnlib.grading.wire.mirror import apply, grads_of, parts
+from attnlib.grading.wire.values import decode
 
 
 def call_across(
@@ -56,21 +45,19 @@ def call_across(
     may return the value in place of the reply's own.
     """
     watches = watching()
-    # One pickle for all the arguments, so that what they share stays shared there; the
-    # gradients that tensors hold go along, as a pickle of a tensor drops its .grad.
     found = parts((args, kwargs))
-    grads = grads_of(found)
-    # The call draws from this process's random numbers, as it would in the notebook: a
-    # checker that seeds torch before two calls gets the same dropout in both.
-    rng = torch.random.get_rng_state()
-    pickled = base64.b64encode(cloudpickle.dumps((args, kwargs, grads, step, rng))).decode()
-    forbidden = [w.forbidden.by_path() for w in watches]
-    request = {
-        "pickled": pickled,
-        "forbidden": forbidden,
-        "grad": torch.is_grad_enabled(),
-        **(order or {}),
-    }
+    call = CallOrder(
+        args,
+        kwargs,
+        grads_of(found),
+        step,
+        # The call draws from this process's random numbers, as it would in the notebook: a
+        # checker that seeds torch before two calls gets the same dropout in both.
+        torch.random.get_rng_state(),
+        [functools.partial(CallWatch, watch.forbidden) for watch in watches],
+        crash_of,
+    )
+    request = {"pickled": pickled(call), "grad": torch.is_grad_enabled(), **(order or {})}
     reply = channel.request({"call": request})
     try:
         error, value = _outcome(reply, found, watches, read)
@@ -84,7 +71,7 @@ def call_across(
 def _outcome(
     reply: dict[str, Any],
     found: list[object],
-    watches: list[Any],
+    watches: list[CallWatch],
     read: Callable[[dict[str, Any]], Any] | None,
 ) -> tuple[BaseException | None, Any]:
     """(the error to raise, or None; the value) that ``reply`` reports, after the caller's
@@ -129,32 +116,3 @@ def _raised_in(name: object, error: BaseException) -> BaseException:
     except BaseException as raised:  # the same error, now with that frame
         return raised
     return error
-
-
-def signature_of(parameters: list[list[Any]] | None) -> inspect.Signature | None:
-    """The signature a description's ``parameters`` list (``[name, kind, has a default]``)
-    stands for; defaults are None, as their values stay in the sandbox."""
-    if parameters is None:
-        return None
-    made = []
-    for name, kind, has_default in parameters:
-        if kind not in range(len(_KINDS)) or not isinstance(name, str):
-            raise WireError(f"not a parameter: {name!r} of kind {kind!r}")
-        default = None if has_default else inspect.Parameter.empty
-        made.append(inspect.Parameter(name, _KINDS[kind], default=default))
-    try:
-        return inspect.Signature(made)
-    except ValueError as error:
-        raise WireError(f"an impossible signature: {error}") from error
-
-
-# inspect's parameter kinds, by the number that inspect gives each.
-_KINDS = sorted(
-    [
-        inspect.Parameter.POSITIONAL_ONLY,
-        inspect.Parameter.POSITIONAL_OR_KEYWORD,
-        inspect.Parameter.VAR_POSITIONAL,
-        inspect.Parameter.KEYWORD_ONLY,
-        inspect.Parameter.VAR_KEYWORD,
-    ]
-)

@@ -1,10 +1,10 @@
 """Grade one submitted notebook: run it in the sandbox, and score each check out here.
 
 :func:`grade_notebook` is the grader's side. It reads the course's notebook for the exercises
-and their points (:mod:`attnlib.grading.plan`), starts the sandboxed run of the submission
-(:mod:`attnlib.grading.runs`) and, each time that run reaches a graded check, runs the
+and their points (:mod:`attnlib.grading.grader.plan`), starts the sandboxed run of the submission
+(:mod:`attnlib.grading.grader.runs`) and, each time that run reaches a graded check, runs the
 course's checker here, in this process, on a stand-in for the learner's answer
-(:mod:`attnlib.grading.stand_ins`). The checker and its expected values never enter the
+(:mod:`attnlib.grading.grader.stand_ins`). The checker and its expected values never enter the
 sandbox; the learner's code never runs in this process. An exercise scores its points when
 that checker passes it, and nothing the sandbox says can change that.
 
@@ -28,21 +28,13 @@ from typing import Any
 
 from attnlib import checks
 from attnlib.checks._framework import CheckResult
-from attnlib.grading import runs
-from attnlib.grading.across import RunEnded
-from attnlib.grading.frames import MAX_FRAME_BYTES, FrameTimeoutError, read_frame, write_frame
-from attnlib.grading.leave_out import cells_to_leave_out
-from attnlib.grading.plan import GradedExercise, NotebookPlan, check_positions, plan_of
-from attnlib.grading.raised import WireError
-from attnlib.grading.sandbox import Limits, Sandbox
-from attnlib.grading.stand_ins import stand_in
-from attnlib.grading.submitted_notebook import parse_notebook
-
-# A call's reply may come this long after the call's own limit (its timer in the sandbox, the
-# reply's encoding), a quarter of the limit and at least 5 s, before the grader ends the run.
-CALL_GRACE_FRACTION, CALL_GRACE_SECONDS = 0.25, 5.0
-# The frames a run sends when no call is pending: a check's description, the end.
-SMALL_FRAME_BYTES = 8 * 2**20
+from attnlib.grading.grader import runs
+from attnlib.grading.grader.channel import Channel, RunEnded
+from attnlib.grading.grader.leave_out import cells_to_leave_out
+from attnlib.grading.grader.plan import GradedExercise, NotebookPlan, check_positions, plan_of
+from attnlib.grading.grader.stand_ins import stand_in
+from attnlib.grading.grader.submitted_notebook import parse_notebook
+from attnlib.grading.grader.wall import Limits, Sandbox
 
 # The status of an exercise's grade.
 PASSED, FAILED, NOT_DONE = "passed", "failed", "not done"
@@ -79,64 +71,6 @@ class NotebookGrade:
         return sum(e.score for e in self.exercises)
 
 
-class _Channel:
-    """Frames to and from the sandboxed run, each wait bounded by a deadline."""
-
-    def __init__(self, run: runs.Run, deadline: float, call_seconds: float) -> None:
-        self._run = run
-        self._deadline = deadline
-        self._call_seconds = call_seconds
-
-    def _ended(self, what: str) -> RunEnded:
-        if self._run.killed:
-            return RunEnded(self._run.killed)
-        if self._run.out_of_memory():
-            limit = self._run.limits.sandbox_memory_bytes / 2**30
-            return RunEnded(f"the notebook's run ran out of memory (its limit is {limit:g} GiB)")
-        return RunEnded(what)
-
-    def send(self, message: dict[str, Any], *, deadline: float | None = None) -> None:
-        try:
-            write_frame(self._run.to_run, message, deadline=deadline or self._deadline)
-        except FrameTimeoutError:
-            self._run.kill("the notebook's run stopped reading the grader's messages")
-            raise self._ended(self._run.killed) from None
-        except (OSError, ValueError) as error:
-            raise self._ended(f"the notebook's run ended ({error})") from None
-
-    def receive(self, *, limit: int = SMALL_FRAME_BYTES, deadline: float | None = None) -> dict:
-        try:
-            frame = read_frame(self._run.from_run, limit=limit, deadline=deadline or self._deadline)
-        except FrameTimeoutError:
-            if deadline is not None and deadline < self._deadline:
-                seconds = self._call_seconds
-                why = f"a call of the answer went on past its limit of {seconds:g} s"
-                why += ": the run was ended"
-            else:
-                why = "the notebook's run went over its time limit"
-            self._run.kill(why)
-            raise self._ended(why) from None
-        except WireError as error:
-            self._run.kill(f"the notebook's run sent what is not a message ({error})")
-            raise self._ended(self._run.killed) from None
-        except OSError as error:
-            raise self._ended(f"the notebook's run ended ({error})") from None
-        if frame is None:
-            raise self._ended("the notebook's run ended before its checks were done")
-        return frame
-
-    def request(self, message: dict[str, Any]) -> dict[str, Any]:
-        grace = max(CALL_GRACE_SECONDS, CALL_GRACE_FRACTION * self._call_seconds)
-        call_deadline = time.monotonic() + self._call_seconds + grace
-        self.send(message, deadline=min(call_deadline, self._deadline))
-        frame = self.receive(limit=MAX_FRAME_BYTES, deadline=min(call_deadline, self._deadline))
-        reply = frame.get("reply")
-        if set(frame) != {"reply"} or not isinstance(reply, dict):
-            self._run.kill("the notebook's run answered a call with something else")
-            raise self._ended(self._run.killed)
-        return reply
-
-
 def _checker(exercise: GradedExercise) -> Any:
     checker = getattr(checks, exercise.checker, None)
     if checker is None or getattr(checker, "exercise", None) is None:
@@ -144,7 +78,7 @@ def _checker(exercise: GradedExercise) -> Any:
     return checker
 
 
-def _verdict(exercise: GradedExercise, description: Any, channel: _Channel) -> CheckResult:
+def _verdict(exercise: GradedExercise, description: Any, channel: Channel) -> CheckResult:
     if description is None:
         return CheckResult(
             exercise.answer_name,
@@ -187,7 +121,7 @@ def grade_notebook(
     """Grade the notebook ``submission`` (bytes as handed in) against ``course_notebook`` (the
     released notebook called ``name``).
 
-    The run leaves out the cells that nothing graded needs (:mod:`attnlib.grading.leave_out`)
+    The run leaves out the cells that nothing graded needs (:mod:`attnlib.grading.grader.leave_out`)
     unless ``whole``."""
     limits = limits or Limits()
     plan = plan_of(course_notebook, name)
@@ -252,7 +186,7 @@ def _graded_run(
     )
     watchdog.daemon = True
     watchdog.start()
-    channel = _Channel(run, deadline, run.limits.call_seconds)
+    channel = Channel(run, deadline, run.limits.call_seconds)
     grades: dict[str, ExerciseGrade] = {}
     outputs: dict[int, list[dict[str, Any]]] = {}
     ran: list[int] = []
@@ -290,7 +224,7 @@ def _checks_by_cell(
 
 
 def _answer_checks(
-    channel: _Channel, plan: NotebookPlan, order: dict[str, Any], grades: dict[str, ExerciseGrade]
+    channel: Channel, plan: NotebookPlan, order: dict[str, Any], grades: dict[str, ExerciseGrade]
 ) -> tuple[dict[int, list[dict[str, Any]]], list[int]]:
     """Send the run its order, then grade each check it reaches, into ``grades``, until it
     is done; return the outputs of its cells and which cells ran."""

@@ -5,7 +5,7 @@ When a checker builds the learner's class (``MyEncoderLayer(8, 2, 16, 0.1)``), t
 built here, in the sandbox, and kept; the grader gets a description of it as data
 (:func:`describe`): every submodule once, by index, with its class, parameters, buffers, plain
 tensors, simple attributes and children. From that the grader builds a module of its own of the
-same shape (:mod:`attnlib.grading.stand_in_modules`), which the checker inspects, converts,
+same shape (:mod:`attnlib.grading.grader.stand_in_classes`), which the checker inspects, converts,
 loads weights into and rewires as it would the learner's. Each time the checker calls one of
 the learner's modules, the grader sends what it changed since the last call
 (:func:`bring_in_step`) and the sandbox calls the module here; what that call changed in the
@@ -18,47 +18,18 @@ Part of the grader of notebooks 00–12 (:mod:`attnlib.grading`).
 
 from __future__ import annotations
 
-import inspect
-import sys
 from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 from torch import nn
 
-# Classes the grader has itself, by name, so a submodule of one of them is that class there.
-KNOWN_PACKAGES = ("torch.", "attnlib.")
-_SIMPLE = (bool, int, float, str, type(None), torch.dtype)
-
-
-def qualified_name(cls: type) -> str:
-    return f"{cls.__module__}.{cls.__qualname__}"
-
-
-def is_known(cls: type) -> bool:
-    """A class of torch's or attnlib's own (not one defined in a notebook)."""
-    module = cls.__module__ or ""
-    return module.startswith(KNOWN_PACKAGES) and "<locals>" not in cls.__qualname__
-
-
-def known_class(name: Any) -> type[nn.Module] | None:
-    """torch's or attnlib's module class of this qualified name, if this process has it
-    (already imported: a name from the sandbox never imports anything here)."""
-    if not isinstance(name, str) or not name.startswith(KNOWN_PACKAGES):
-        return None
-    module_name, _, rest = name.rpartition(".")
-    found: Any = None
-    while module_name:  # "torch.nn.modules.linear.Linear", or a nested class's path
-        if module_name in sys.modules:
-            found = sys.modules[module_name]
-            for part in rest.split("."):
-                found = getattr(found, part, None)
-            break
-        module_name, _, last = module_name.rpartition(".")
-        rest = f"{last}.{rest}"
-    if isinstance(found, type) and issubclass(found, nn.Module):
-        return found
-    return None
+from attnlib.grading.wire.descriptions import (
+    is_known,
+    parameters_of,
+    qualified_name,
+    simple_attributes,
+)
 
 
 def known_base(cls: type) -> str | None:
@@ -67,24 +38,6 @@ def known_base(cls: type) -> str | None:
         if is_known(ancestor) and issubclass(ancestor, nn.Module):
             return qualified_name(ancestor)
     return None
-
-
-def simple(value: object) -> bool:
-    """Plain data that a module's attribute holds and the grader may copy: numbers, strings,
-    dtypes, and tuples or lists of them."""
-    if isinstance(value, _SIMPLE):
-        return True
-    if type(value) in (tuple, list):
-        return len(value) <= 64 and all(simple(v) for v in value)
-    return False
-
-
-def simple_attributes(module: nn.Module) -> dict[str, Any]:
-    return {
-        name: value
-        for name, value in vars(module).items()
-        if not name.startswith("_") and name != "training" and simple(value)
-    }
 
 
 def own_doc(cls: type) -> str | None:
@@ -101,19 +54,6 @@ def forward_parameters(cls: type) -> list[list[Any]] | None:
 def init_parameters(cls: type) -> list[list[Any]] | None:
     """The parameters that building ``cls`` takes."""
     return parameters_of(cls)
-
-
-def parameters_of(function: object) -> list[list[Any]] | None:
-    """``[name, kind, has a default]`` for each parameter of ``function``, or None when it
-    has no signature to read."""
-    try:
-        signature = inspect.signature(function)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return None
-    return [
-        [p.name, int(p.kind), p.default is not inspect.Parameter.empty]
-        for p in signature.parameters.values()
-    ]
 
 
 @dataclass

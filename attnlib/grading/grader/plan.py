@@ -16,6 +16,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from attnlib.grading.wire.cells import cell_source, code_cells, nbgrader_of
+
 
 @dataclass(frozen=True)
 class GradedExercise:
@@ -36,20 +38,6 @@ class NotebookPlan:
     @property
     def max_score(self) -> float:
         return sum(e.points for e in self.exercises)
-
-
-def nbgrader_of(cell: dict[str, Any]) -> dict[str, Any]:
-    """A cell's nbgrader metadata, or {} (whatever a submission put there)."""
-    meta = cell.get("metadata")
-    found = meta.get("nbgrader") if isinstance(meta, dict) else None
-    return found if isinstance(found, dict) else {}
-
-
-def _source(cell: dict[str, Any]) -> str:
-    source = cell.get("source", "")
-    if isinstance(source, list):
-        return "".join(s for s in source if isinstance(s, str))
-    return source if isinstance(source, str) else ""
 
 
 def _checked_call(source: str) -> tuple[str, str]:
@@ -85,22 +73,13 @@ def plan_of(course_notebook: bytes, name: str) -> NotebookPlan:
         check_id = str(meta["grade_id"])
         if not check_id.endswith("_check"):
             raise ValueError(f"{name}: a graded cell {check_id} is not a check")
-        checker, answer = _checked_call(_source(cell))
+        checker, answer = _checked_call(cell_source(cell))
         exercises.append(
             GradedExercise(
                 check_id.removesuffix("_check"), check_id, checker, answer, float(meta["points"])
             )
         )
     return NotebookPlan(name, tuple(exercises))
-
-
-def code_cells(notebook: dict[str, Any]) -> list[tuple[int, str, str]]:
-    """(index, source, grade id) of every code cell, in order."""
-    found = []
-    for index, cell in enumerate(notebook["cells"]):
-        if isinstance(cell, dict) and cell.get("cell_type") == "code":
-            found.append((index, _source(cell), str(nbgrader_of(cell).get("grade_id", ""))))
-    return found
 
 
 def check_positions(
