@@ -1,23 +1,21 @@
-"""The argument checks of :func:`attnlib.training.fit` and of saving and resuming a run.
+"""The argument checks of :func:`attnlib.training.fit` and of saving a run.
 
-Beside ``_validate.py`` (the package-wide checks): these know optimizers, schedulers and
-training histories. The same rule holds: a wrong type raises ``TypeError``, a right type
-with a wrong value ``ValueError``, and each message names the argument and what it got.
+Beside ``_validate.py`` (the package-wide checks): these know models, optimizers and
+schedulers. A training history is checked where it is defined, in :mod:`attnlib.training`,
+so that imports run one way: training imports these checks, never the reverse. The same
+rule holds: a wrong type raises ``TypeError``, a right type with a wrong value
+``ValueError``, and each message names the argument and what it got.
 """
 
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 
 import torch
 from torch import nn
 from torch.optim.lr_scheduler import LRScheduler, ReduceLROnPlateau
 
 from attnlib._validate import require_int, require_number
-
-if TYPE_CHECKING:
-    from attnlib.training import TrainingHistory
 
 
 def require_instance(name: str, value: object, kind: type | tuple[type, ...], wanted: str) -> None:
@@ -45,31 +43,6 @@ def require_optimizer(
             raise TypeError("scheduler must step without a metric; ReduceLROnPlateau needs one")
         if scheduler.optimizer is not optimizer:
             raise ValueError("scheduler drives another optimizer than optimizer")
-
-
-def require_continuable(
-    history: TrainingHistory, steps: int, seed: int, scheduler: LRScheduler | None
-) -> int:
-    """The number of steps ``history`` holds, once fit can continue the run from them.
-
-    Raises:
-        ValueError: ``history`` is inconsistent or has no random state to continue from;
-            ``seed`` is not the run's; ``steps`` is not beyond ``history``; ``scheduler``
-            has not taken as many steps as ``history`` holds.
-    """
-    done = len(history.losses)
-    if len(history.learning_rates) != done:
-        raise ValueError(f"history holds {done} losses, {len(history.learning_rates)} rates")
-    if history.rng_state is None and done:  # e.g. one built by hand, not filled by fit
-        raise ValueError(f"history holds {done} steps but no random state to go on from")
-    if history.seed is not None and history.seed != seed:
-        raise ValueError(f"seed={seed}, but history's run started from seed={history.seed}")
-    if steps <= done:
-        raise ValueError(f"steps={steps} counts the run's steps, and history holds {done}")
-    taken = getattr(scheduler, "last_epoch", done)
-    if done and taken != done:  # e.g. a fresh scheduler, which would restart the schedule
-        raise ValueError(f"scheduler has taken {taken} steps, history {done}: restore it too")
-    return done
 
 
 def require_fit_arguments(

@@ -4,16 +4,47 @@ One rule for the whole package: a value of the wrong type (or a tensor of the wr
 dtype) raises ``TypeError``; a value of the right type with the wrong shape, size or
 range raises ``ValueError``. Each message names the argument, what it got and what it
 wanted, and each check runs before torch could fail with a message of its own.
-Public functions and the ``forward`` of a model's outer module call these once; the
-layers inside a model trust their caller. Tensors are checked by :mod:`attnlib._validate_tensors`,
-attention's inputs by :mod:`attnlib._validate_attention`.
+Tensors are checked by :mod:`attnlib._validate_tensors`, attention's inputs by
+:mod:`attnlib._validate_attention`.
+
+Where the checks run: once, at the door. A public entry point (``GPT.forward`` and
+``generate``, ``Transformer.forward``, ``BertModel.forward``, the public functions) checks
+its arguments, then runs its insides under :func:`inputs_checked`. A public layer that a
+learner may also call on its own (``MultiHeadAttention``, ``FeedForward``, ``KVCache``,
+``Encoder``...) checks only :func:`at_the_door`: called on its own it checks, called from
+inside a checked model it trusts its caller, so no check runs once per layer per step.
 """
 
 from __future__ import annotations
 
 import datetime
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+
+# Per thread (and per asyncio task): a call in another thread checks its own inputs.
+_INPUTS_CHECKED: ContextVar[bool] = ContextVar("attnlib_inputs_checked", default=False)
+
+
+@contextmanager
+def inputs_checked() -> Iterator[None]:
+    """Run a public entry point's insides, after it has checked its inputs.
+
+    The public layers and helpers called inside skip their own checks (:func:`at_the_door`
+    is ``False`` there). Only attnlib's own code runs inside: never a caller's callback,
+    whose calls must be checked.
+    """
+    token = _INPUTS_CHECKED.set(True)
+    try:
+        yield
+    finally:
+        _INPUTS_CHECKED.reset(token)
+
+
+def at_the_door() -> bool:
+    """Whether a public layer must check its inputs: ``False`` under :func:`inputs_checked`."""
+    return not _INPUTS_CHECKED.get()
 
 
 def require_int(name: str, value: object, minimum: int | None = None) -> int:
@@ -76,6 +107,19 @@ def require_probability(name: str, value: object, interval: str = "[0, 1)") -> f
     if not (0.0 <= number < 1.0 if interval == "[0, 1)" else 0.0 < number <= 1.0):
         raise ValueError(f"{name} must be in {interval}, got {value}")
     return number
+
+
+def require_sampling_settings(temperature: object, top_k: object, top_p: object) -> None:
+    """A sampler's settings: ``temperature >= 0`` (0 is greedy), ``top_k`` and ``top_p`` or None.
+
+    A negative temperature would invert the ranking; a ``top_k`` above the vocabulary keeps
+    every token; ``top_p`` is in ``(0, 1]``.
+    """
+    require_non_negative("temperature", temperature)
+    if top_k is not None:
+        require_positive_int("top_k", top_k)
+    if top_p is not None:
+        require_probability("top_p", top_p, "(0, 1]")
 
 
 def require_choice(name: str, value: object, allowed: Sequence[str]) -> str:

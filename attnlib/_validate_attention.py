@@ -25,16 +25,18 @@ def require_bool_mask(name: str, value: object) -> torch.Tensor:
     return value
 
 
-def require_attention_mask(mask: object, scores_shape: torch.Size) -> torch.Tensor:
+def require_attention_mask(
+    mask: object, scores_shape: torch.Size, name: str = "mask"
+) -> torch.Tensor:
     """A bool mask that broadcasts to the scores ``(..., T_q, T_k)``."""
-    mask = require_bool_mask("mask", mask)
+    mask = require_bool_mask(name, mask)
     try:
         broadcast = torch.broadcast_shapes(mask.shape, scores_shape)
     except RuntimeError:
         broadcast = None
     if broadcast != scores_shape:
         raise ValueError(
-            f"mask of shape {tuple(mask.shape)} does not broadcast to the attention scores "
+            f"{name} of shape {tuple(mask.shape)} does not broadcast to the attention scores "
             f"of shape {tuple(scores_shape)} (..., T_q, T_k)"
         )
     return mask

@@ -39,6 +39,13 @@ def require_min_ndim(name: str, tensor: torch.Tensor, ndim: int, layout: str) ->
         )
 
 
+def require_generator(name: str, value: object) -> torch.Generator | None:
+    """A ``torch.Generator`` or None, else a ``TypeError`` naming ``name``."""
+    if value is not None and not isinstance(value, torch.Generator):
+        raise TypeError(f"{name} must be a torch.Generator or None, got {type(value).__name__}")
+    return value
+
+
 def require_dims(name: str, value: object, layout: str) -> torch.Tensor:
     """A tensor with exactly as many dims as ``layout`` names, e.g. ``"(B, T, C)"``."""
     tensor = require_tensor(name, value)

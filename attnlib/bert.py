@@ -20,7 +20,12 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from attnlib._validate import require_positive, require_positive_int, require_probability
+from attnlib._validate import (
+    inputs_checked,
+    require_positive,
+    require_positive_int,
+    require_probability,
+)
 from attnlib._validate_attention import require_bool_mask
 from attnlib._validate_tensors import require_length, require_token_ids
 from attnlib.encoder import Encoder
@@ -175,7 +180,10 @@ class BertModel(nn.Module):
         token_type_ids: torch.Tensor | None = None,
         need_weights: bool = True,
     ) -> BertOutput:
-        """Embed, then run every encoder layer, keeping each layer's output and weights."""
+        """Embed, then run every encoder layer, keeping each layer's output and weights.
+
+        The inputs are checked once, here; the embeddings and the encoder's layers trust them.
+        """
         input_ids = require_token_ids("input_ids", input_ids, self.config.vocab_size)
         require_length("input_ids", input_ids, self.config.max_len)
         if token_type_ids is not None:
@@ -190,8 +198,9 @@ class BertModel(nn.Module):
                     f"got {tuple(other.shape)}"
                 )
         keys_mask = padding_mask_from_token_mask(attention_mask)  # (B, 1, 1, T), True = real
-        x = self.embeddings(input_ids, token_type_ids)  # (B, T, C)
-        run = self.encoder.run(x, keys_mask, need_weights=need_weights)
+        with inputs_checked():
+            x = self.embeddings(input_ids, token_type_ids)  # (B, T, C)
+            run = self.encoder.run(x, keys_mask, need_weights=need_weights)
         (attentions,) = run.weights  # L of (B, H, T, T)
         return BertOutput(
             last_hidden_state=run.output,  # post-norm: the stack adds no final norm

@@ -5,10 +5,12 @@ Notebook 08.
 
 from __future__ import annotations
 
+from functools import partial
+
 import torch
 from torch import nn
 
-from attnlib._validate import require_positive_int
+from attnlib._validate import at_the_door, inputs_checked, require_positive_int
 from attnlib.feed_forward import FeedForward
 from attnlib.layer_stack import LayerStack
 from attnlib.multi_head import MultiHeadAttention
@@ -31,7 +33,9 @@ class DecoderLayer(nn.Module):
     the encoder's output (``memory``): it is where the target reads the source.
     Each sublayer sits in a residual block (:func:`~attnlib.residual.residual_connection`),
     whose dropout hits the sublayer's output before the addition. The layer checks nothing
-    itself: :class:`Decoder` checks its inputs once, and so do the models built on it.
+    itself. Its attentions and feed-forward network check what reaches them when the layer is
+    called on its own; inside :class:`Decoder` (and the models built on it), which checked its
+    inputs once, they do not.
 
     Shapes:
         y: ``(B, T, d_model)``; memory: ``(B, S, d_model)``; self_mask: broadcastable to
@@ -73,22 +77,14 @@ class DecoderLayer(nn.Module):
     ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None]:
         """Masked self-attention, cross-attention to ``memory``, then the FFN, each in a
         residual block."""
-        y, self_weights = residual_connection(
-            y,
-            lambda h: self.self_attention(h, mask=self_mask, need_weights=need_weights),
-            self.norm_1,
-            self.dropout,
-            self.norm_first,
-        )  # (B, T, C), (B, H, T, T)
-        y, cross_weights = residual_connection(
-            y,  # queries from the target; keys and values from the source
-            lambda h: self.cross_attention(h, memory, mask=memory_mask, need_weights=need_weights),
-            self.norm_2,
-            self.dropout,
-            self.norm_first,
-        )  # (B, T, C), (B, H, T, S)
+        attend = partial(self.self_attention, mask=self_mask, need_weights=need_weights)
+        y, self_weights = residual_connection(y, attend, self.norm_1, self.dropout, self.norm_first)
+        read = partial(
+            self.cross_attention, key=memory, mask=memory_mask, need_weights=need_weights
+        )  # queries from the target; keys and values from the source
+        y, cross_weights = residual_connection(y, read, self.norm_2, self.dropout, self.norm_first)
         y = residual_connection(y, self.feed_forward, self.norm_3, self.dropout, self.norm_first)
-        return y, self_weights, cross_weights
+        return y, self_weights, cross_weights  # (B, T, C), (B, H, T, T), (B, H, T, S)
 
 
 class Decoder(LayerStack):
@@ -116,7 +112,7 @@ class Decoder(LayerStack):
             DecoderLayer(d_model, num_heads, d_ff, dropout, norm_first, activation, norm_eps)
             for _ in range(num_layers)
         )
-        super().__init__(layers, d_model, norm_first, norm_eps)
+        super().__init__(layers, d_model, num_heads, norm_first, norm_eps)
 
     def forward(
         self,
@@ -126,7 +122,20 @@ class Decoder(LayerStack):
         memory_mask: torch.Tensor | None = None,
         need_weights: bool = True,
     ) -> tuple[torch.Tensor, list[torch.Tensor | None], list[torch.Tensor | None]]:
-        """Run every layer in turn (``need_weights=False``: fused attention, weights ``None``)."""
+        """Run every layer in turn (``need_weights=False``: fused attention, weights ``None``).
+
+        The inputs are checked once, here (unless a model that called it has), not in every
+        layer.
+        """
+        if at_the_door():
+            self._require_inputs(y, memory, self_mask, memory_mask)
+        with inputs_checked():
+            run = self.run(y, memory, self_mask, memory_mask, need_weights=need_weights)
+        return run.output, run.weights[0], run.weights[1]
+
+    def _require_inputs(
+        self, y: object, memory: object, self_mask: object, memory_mask: object
+    ) -> None:
         self.require_input("y", y)
         self.require_input("memory", memory)
         if memory.shape[0] != y.shape[0]:
@@ -134,5 +143,5 @@ class Decoder(LayerStack):
                 f"y (B, T, C) and memory (B, S, C) must share the batch size, got "
                 f"{tuple(y.shape)} and {tuple(memory.shape)}"
             )
-        run = self.run(y, memory, self_mask, memory_mask, need_weights=need_weights)
-        return run.output, run.weights[0], run.weights[1]
+        self.require_mask("self_mask", self_mask, y, y)
+        self.require_mask("memory_mask", memory_mask, y, memory)

@@ -9,6 +9,7 @@ import torch
 import torch.nn.functional as F
 
 from attnlib._validate import (
+    inputs_checked,
     require_choice,
     require_finite_number,
     require_int,
@@ -122,23 +123,26 @@ def beam_search_with_scores(
     scores[:, 1:] = -torch.inf  # all beams start identical: keep only one alive at first
     finished = torch.zeros(batch * k, dtype=torch.bool, device=src.device)
     lengths = torch.zeros(batch * k, dtype=score_dtype, device=src.device)
-    for _ in range(max_new_tokens):
-        logits, _, _ = model.decode(sequences, memory, src_mask, need_weights=False)
-        log_probs = F.log_softmax(logits[:, -1].to(score_dtype), dim=-1)  # (B*K, V)
-        # A finished beam may only be extended by padding, at no cost.
-        done_row = torch.full_like(log_probs[0], -torch.inf)
-        done_row[pad_id] = 0.0
-        log_probs = torch.where(finished[:, None], done_row, log_probs)
-        candidates = (scores.reshape(-1, 1) + log_probs).reshape(batch, k * vocab_size)
-        scores, flat_index = candidates.topk(k, dim=1)  # (B, K)
-        beam = flat_index // vocab_size  # (B, K): which beam each survivor extends
-        token = flat_index % vocab_size  # (B, K)
-        source_rows = (torch.arange(batch, device=src.device)[:, None] * k + beam).reshape(-1)
-        lengths = lengths[source_rows] + (~finished[source_rows]).to(score_dtype)
-        finished = finished[source_rows] | (token.reshape(-1) == eos_id)
-        sequences = torch.cat([sequences[source_rows], token.reshape(-1, 1)], dim=1)  # (B*K, t+1)
-        if bool(finished.all()):
-            break
+    # The loop feeds decode its own beams, the checked memory and mask: none is checked again.
+    with inputs_checked():
+        for _ in range(max_new_tokens):
+            logits, _, _ = model.decode(sequences, memory, src_mask, need_weights=False)
+            log_probs = F.log_softmax(logits[:, -1].to(score_dtype), dim=-1)  # (B*K, V)
+            # A finished beam may only be extended by padding, at no cost.
+            done_row = torch.full_like(log_probs[0], -torch.inf)
+            done_row[pad_id] = 0.0
+            log_probs = torch.where(finished[:, None], done_row, log_probs)
+            candidates = (scores.reshape(-1, 1) + log_probs).reshape(batch, k * vocab_size)
+            scores, flat_index = candidates.topk(k, dim=1)  # (B, K)
+            beam = flat_index // vocab_size  # (B, K): which beam each survivor extends
+            token = flat_index % vocab_size  # (B, K)
+            source_rows = (torch.arange(batch, device=src.device)[:, None] * k + beam).reshape(-1)
+            lengths = lengths[source_rows] + (~finished[source_rows]).to(score_dtype)
+            finished = finished[source_rows] | (token.reshape(-1) == eos_id)
+            chosen = token.reshape(-1, 1)  # (B*K, 1)
+            sequences = torch.cat([sequences[source_rows], chosen], dim=1)  # (B*K, t+1)
+            if bool(finished.all()):
+                break
     model.train(was_training)
     lengths = lengths.reshape(batch, k)  # (B, K)
     if penalty == "gnmt":

@@ -5,10 +5,12 @@ Notebook 08.
 
 from __future__ import annotations
 
+from functools import partial
+
 import torch
 from torch import nn
 
-from attnlib._validate import require_positive_int
+from attnlib._validate import at_the_door, inputs_checked, require_positive_int
 from attnlib.feed_forward import FeedForward
 from attnlib.layer_stack import LayerStack
 from attnlib.multi_head import MultiHeadAttention
@@ -28,8 +30,9 @@ class EncoderLayer(nn.Module):
 
     Each sublayer sits in a residual block (:func:`~attnlib.residual.residual_connection`,
     the wiring of :class:`~attnlib.residual.Residual`), whose dropout hits the sublayer's
-    output before the addition. The layer checks nothing itself: :class:`Encoder` checks
-    its input once, and so do the models built on it.
+    output before the addition. The layer checks nothing itself. Its attention and
+    feed-forward network check what reaches them when the layer is called on its own; inside
+    :class:`Encoder` (and the models built on it), which checked its inputs once, they do not.
 
     Shapes:
         x: ``(B, S, d_model)``; mask: bool, ``True`` = may attend, broadcastable to
@@ -62,15 +65,10 @@ class EncoderLayer(nn.Module):
         self, x: torch.Tensor, mask: torch.Tensor | None = None, need_weights: bool = True
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Self-attention over the source, then the FFN, each in a residual block."""
-        x, weights = residual_connection(
-            x,
-            lambda h: self.self_attention(h, mask=mask, need_weights=need_weights),
-            self.norm_1,
-            self.dropout,
-            self.norm_first,
-        )  # (B, S, C), (B, H, S, S)
+        attend = partial(self.self_attention, mask=mask, need_weights=need_weights)
+        x, weights = residual_connection(x, attend, self.norm_1, self.dropout, self.norm_first)
         x = residual_connection(x, self.feed_forward, self.norm_2, self.dropout, self.norm_first)
-        return x, weights
+        return x, weights  # (B, S, C), (B, H, S, S)
 
 
 class Encoder(LayerStack):
@@ -98,11 +96,19 @@ class Encoder(LayerStack):
             EncoderLayer(d_model, num_heads, d_ff, dropout, norm_first, activation, norm_eps)
             for _ in range(num_layers)
         )
-        super().__init__(layers, d_model, norm_first, norm_eps)
+        super().__init__(layers, d_model, num_heads, norm_first, norm_eps)
 
     def forward(
         self, x: torch.Tensor, mask: torch.Tensor | None = None, need_weights: bool = True
     ) -> tuple[torch.Tensor, list[torch.Tensor | None]]:
-        """Run every layer in turn (``need_weights=False``: fused attention, weights ``None``)."""
-        run = self.run(self.require_input("x", x), mask, need_weights=need_weights)
+        """Run every layer in turn (``need_weights=False``: fused attention, weights ``None``).
+
+        ``x`` and ``mask`` are checked once, here (unless a model that called it has), not
+        in every layer.
+        """
+        if at_the_door():
+            self.require_input("x", x)
+            self.require_mask("mask", mask, x, x)
+        with inputs_checked():
+            run = self.run(x, mask, need_weights=need_weights)
         return run.output, run.weights[0]

@@ -9,7 +9,12 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from attnlib._validate import require_choice, require_positive_int, require_probability
+from attnlib._validate import (
+    at_the_door,
+    require_choice,
+    require_positive_int,
+    require_probability,
+)
 from attnlib._validate_tensors import require_dtype_of, require_width
 
 ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu}
@@ -44,11 +49,9 @@ class FeedForward(nn.Module):
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        """Apply the FFN to each position."""
-        require_dtype_of(
-            "x",
-            require_width("x", x, self.linear1.in_features, width_name="d_model"),
-            self.linear1.weight,
-        )
+        """Apply the FFN to each position (checking ``x`` only when called on its own)."""
+        if at_the_door():
+            require_width("x", x, self.linear1.in_features, width_name="d_model")
+            require_dtype_of("x", x, self.linear1.weight)
         hidden = ACTIVATIONS[self.activation](self.linear1(x))  # (..., d_ff)
         return self.linear2(self.dropout(hidden))  # (..., d_model)

@@ -6,13 +6,20 @@ Notebook 10.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from attnlib._validate import require_int, require_number, require_positive_int, require_probability
-from attnlib._validate_tensors import require_length, require_token_ids
+from attnlib._validate import (
+    inputs_checked,
+    require_int,
+    require_positive_int,
+    require_probability,
+    require_sampling_settings,
+)
+from attnlib._validate_tensors import require_generator, require_length, require_token_ids
 from attnlib.feed_forward import FeedForward
 from attnlib.kv_cache import KVCache
 from attnlib.masks import causal_mask
@@ -74,14 +81,10 @@ class GPTBlock(nn.Module):
         need_weights: bool = True,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Causal self-attention (over the cache too, if given), then the FFN, each in a
-        pre-norm residual block."""
-        x, weights = residual_connection(
-            x,
-            lambda h: self.attention(h, mask=mask, cache=cache, need_weights=need_weights),
-            self.norm_1,
-            self.dropout,
-        )  # (B, T, C), (B, H, T, T_cached + T)
-        x = residual_connection(x, self.feed_forward, self.norm_2, self.dropout)
+        pre-norm residual block. The block checks nothing itself (see :class:`GPT`)."""
+        attend = partial(self.attention, mask=mask, cache=cache, need_weights=need_weights)
+        x, weights = residual_connection(x, attend, self.norm_1, self.dropout)  # (B, T, C)
+        x = residual_connection(x, self.feed_forward, self.norm_2, self.dropout)  # (B, T, C)
         return x, weights
 
 
@@ -94,6 +97,12 @@ class GPT(nn.Module):
 
     The output head shares the token embedding matrix :math:`W_E` (weight tying, as
     in GPT-2). ``forward`` returns the logits of the next token at every position.
+
+    Its public methods (``forward``, :meth:`loss`, :meth:`attention_weights`,
+    :meth:`generate`) check their arguments once and run the blocks under
+    :func:`attnlib._validate.inputs_checked`: the blocks, their attention and feed-forward
+    networks, the KV caches and the sampler trust them. A block called on its own (notebook
+    10's cached loop) has its attention and feed-forward network check what reaches them.
 
     Shapes:
         idx: ``(B, T)`` token ids with ``T ≤ max_len``; returns ``(B, T, vocab_size)``.
@@ -141,13 +150,17 @@ class GPT(nn.Module):
 
     def forward(self, idx: torch.Tensor) -> torch.Tensor:
         """Next-token logits at every position, ``(B, T, vocab_size)``."""
-        logits, _ = self._run(self._require_idx(idx, self.config.max_len))
+        idx = self._require_idx(idx, self.config.max_len)
+        with inputs_checked():
+            logits, _ = self._run(idx)
         return logits
 
     @torch.no_grad()
     def attention_weights(self, idx: torch.Tensor) -> list[torch.Tensor]:
         """Every layer's attention weights, ``(B, H, T, T)`` each, for plotting."""
-        _, weights = self._run(self._require_idx(idx, self.config.max_len), need_weights=True)
+        idx = self._require_idx(idx, self.config.max_len)
+        with inputs_checked():
+            _, weights = self._run(idx, need_weights=True)
         return weights
 
     def loss(self, idx: torch.Tensor) -> torch.Tensor:
@@ -157,7 +170,8 @@ class GPT(nn.Module):
             idx: ``(B, T + 1)`` token ids with ``1 ≤ T ≤ max_len``; returns a scalar.
         """
         idx = self._require_idx(idx, self.config.max_len + 1, min_len=2)
-        logits, _ = self._run(idx[:, :-1])  # (B, T, V)
+        with inputs_checked():
+            logits, _ = self._run(idx[:, :-1])  # (B, T, V)
         return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), idx[:, 1:].reshape(-1))
 
     def generate(
@@ -187,22 +201,23 @@ class GPT(nn.Module):
         the cache is dropped and each step recomputes the whole window, as
         ``use_cache=False`` does all along.
 
+        Its arguments are checked once, here; the layers, the caches and
+        :func:`~attnlib.sampling.sample_next_token` trust them at every step. The logits are
+        the model's own, read at every step by :mod:`attnlib.sampling`'s one rule: NaN, +inf
+        or no finite logit (a model whose weights went NaN) raises a ``ValueError``.
+
         Shapes:
             idx: ``(B, T)`` with ``T ≥ 1`` (a longer ``T`` than ``max_len`` is fine: the
             model reads its last ``max_len`` tokens); returns ``(B, T + max_new_tokens)``.
         """
-        idx = require_token_ids("idx", idx, self.config.vocab_size)  # once: the rest are ours
+        idx = require_token_ids("idx", idx, self.config.vocab_size)
         if idx.shape[1] < 1:
             raise ValueError(
                 f"idx must hold at least one token to continue, got {tuple(idx.shape)}"
             )
         require_int("max_new_tokens", max_new_tokens, minimum=0)
-        if require_number("temperature", temperature) < 0:
-            raise ValueError(f"temperature must be >= 0, got {temperature}")
-        if top_k is not None:
-            require_positive_int("top_k", top_k)
-        if top_p is not None:
-            require_probability("top_p", top_p, "(0, 1]")
+        require_sampling_settings(temperature, top_k, top_p)
+        require_generator("generator", generator)
         was_training = self.training
         self.eval()
         window = self.config.max_len
@@ -211,7 +226,7 @@ class GPT(nn.Module):
         try:
             # Inference mode skips autograd's bookkeeping on every small op of every step;
             # its tensors cannot enter autograd later, so the caller gets a copy.
-            with torch.inference_mode():
+            with torch.inference_mode(), inputs_checked():
                 for _ in range(max_new_tokens):
                     logits, _ = self._run(context, caches)  # (B, T_context, V)
                     next_token = sample_next_token(

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import torch
 
+from attnlib._validate import at_the_door
 from attnlib._validate_tensors import require_float_tensor
 
 
@@ -41,29 +42,13 @@ class KVCache:
         Shapes:
             keys, values: ``(B, H, T_new, D)``; returns ``(B, H, T_cached + T_new, D)`` each.
         """
-        # Checked before anything is stored, so that a rejected step leaves the cache as it was.
-        # Every decoding step runs this: it compares dtypes, devices and shapes, never data.
-        require_float_tensor("keys", keys)
-        require_float_tensor("values", values)
-        if keys.dim() != 4 or keys.shape != values.shape:
-            raise ValueError(
-                f"keys and values must share one shape (B, H, T_new, D), got keys "
-                f"{tuple(keys.shape)} and values {tuple(values.shape)}"
-            )
-        if keys.dtype != values.dtype:
-            raise TypeError(
-                f"keys and values must share a dtype, got keys {keys.dtype} and values "
-                f"{values.dtype}"
-            )
-        if keys.device != values.device:
-            raise ValueError(
-                f"keys and values must be on one device, got keys on {keys.device} and "
-                f"values on {values.device}"
-            )
+        # Checked before anything is stored, so that a rejected step leaves the cache as it was;
+        # not inside a model's decoding loop, whose door checked what it feeds the cache.
+        if at_the_door():
+            _require_appendable(self.keys, keys, values)
         if self.keys is None or self.values is None:
             self.keys, self.values = keys, values
         else:
-            _require_continues(self.keys, keys)
             self.keys = torch.cat([self.keys, keys], dim=-2)  # (B, H, T_cached + T_new, D)
             self.values = torch.cat([self.values, values], dim=-2)
         return self.keys, self.values
@@ -73,8 +58,28 @@ class KVCache:
         self.keys = self.values = None
 
 
-def _require_continues(cached: torch.Tensor, keys: torch.Tensor) -> None:
-    """New keys (the values were checked to match them) that fit the cached ones but for T."""
+def _require_appendable(
+    cached: torch.Tensor | None, keys: torch.Tensor, values: torch.Tensor
+) -> None:
+    """Keys and values of one shape, dtype and device that fit the cached ones but for T."""
+    require_float_tensor("keys", keys)
+    require_float_tensor("values", values)
+    if keys.dim() != 4 or keys.shape != values.shape:
+        raise ValueError(
+            f"keys and values must share one shape (B, H, T_new, D), got keys "
+            f"{tuple(keys.shape)} and values {tuple(values.shape)}"
+        )
+    if keys.dtype != values.dtype:
+        raise TypeError(
+            f"keys and values must share a dtype, got keys {keys.dtype} and values {values.dtype}"
+        )
+    if keys.device != values.device:
+        raise ValueError(
+            f"keys and values must be on one device, got keys on {keys.device} and "
+            f"values on {values.device}"
+        )
+    if cached is None:
+        return
     if keys.dtype != cached.dtype:
         raise TypeError(
             f"new keys and values of dtype {keys.dtype} cannot be appended to a cache "

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from attnlib._validate_attention import require_attention_mask
 from attnlib._validate_tensors import require_dtype_of, require_width
 
 
@@ -43,17 +44,25 @@ class LayerStack(nn.Module):
     so the stack normalises its output once; a post-norm layer already ends in a
     LayerNorm. Each layer takes ``(x, *context, need_weights=...)`` and returns
     ``(x, *weights)``: :class:`~attnlib.encoder.Encoder` and
-    :class:`~attnlib.decoder.Decoder` are this stack with their own layers.
+    :class:`~attnlib.decoder.Decoder` are this stack with their own layers. Their
+    ``forward`` checks its inputs once (:meth:`require_input`, :meth:`require_mask`) and
+    runs the layers under :func:`attnlib._validate.inputs_checked`; :meth:`run` checks
+    nothing, for callers that checked (BERT).
 
     Shapes:
         x: ``(B, T, d_model)``; see :class:`StackRun` for what :meth:`run` returns.
     """
 
     def __init__(
-        self, layers: Iterable[nn.Module], d_model: int, norm_first: bool, norm_eps: float
+        self,
+        layers: Iterable[nn.Module],
+        d_model: int,
+        num_heads: int,
+        norm_first: bool,
+        norm_eps: float,
     ) -> None:
         super().__init__()
-        self.d_model = d_model
+        self.d_model, self.num_heads = d_model, num_heads
         self.layers = nn.ModuleList(layers)
         self.final_norm = nn.LayerNorm(d_model, eps=norm_eps) if norm_first else nn.Identity()
 
@@ -62,6 +71,14 @@ class LayerStack(nn.Module):
         require_width(name, x, self.d_model, ndim=3)
         require_dtype_of(name, x, next(self.parameters()))
         return x
+
+    def require_mask(
+        self, name: str, mask: object, queries: torch.Tensor, keys: torch.Tensor
+    ) -> None:
+        """``None`` or a bool mask that broadcasts to the scores ``(B, H, T_q, T_k)``."""
+        if mask is not None:
+            scores = (queries.shape[0], self.num_heads, queries.shape[1], keys.shape[1])
+            require_attention_mask(mask, torch.Size(scores), name)
 
     def run(self, x: torch.Tensor, *context: object, need_weights: bool = True) -> StackRun:
         """Every layer in turn, keeping each one's output and attention weights."""

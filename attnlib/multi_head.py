@@ -8,7 +8,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from attnlib._validate import require_positive_int, require_probability
+from attnlib._validate import at_the_door, require_positive_int, require_probability
 from attnlib._validate_attention import require_attention_mask
 from attnlib._validate_tensors import require_dims, require_dtype_of, require_width
 from attnlib.attention import attend, attend_fused
@@ -120,10 +120,15 @@ class MultiHeadAttention(nn.Module):
         With a ``cache``, the keys and values projected here are appended to it and the
         queries attend to every cached position as well; ``mask`` must then cover all of
         them, e.g. ``causal_mask(T_q, len(cache) + T_q)``.
+
+        Called on its own, it checks its inputs (and the cache checks what it appends);
+        called from inside a model that has checked them (:func:`attnlib._validate.at_the_door`),
+        it trusts its caller.
         """
         key = query if key is None else key
         value = key if value is None else value
-        self._require_inputs(query, key, value, mask, cache)
+        if at_the_door():
+            self._require_inputs(query, key, value, mask, cache)
         q = _split_heads(self.w_q(query), self.num_heads)  # (B, H, T_q, D)
         k = _split_heads(self.w_k(key), self.num_heads)  # (B, H, T_k, D)
         v = _split_heads(self.w_v(value), self.num_heads)  # (B, H, T_k, D)
@@ -144,7 +149,7 @@ class MultiHeadAttention(nn.Module):
         mask: object,
         cache: KVCache | None,
     ) -> None:
-        """Shapes only (no scan of the data): this runs in every layer, every step."""
+        """Shapes and dtypes only (no scan of the data)."""
         for name, x in (("query", query), ("key", key), ("value", value)):
             require_dtype_of(name, require_width(name, x, self.d_model, ndim=3), self.w_q.weight)
         if key.shape[:2] != value.shape[:2] or key.shape[0] != query.shape[0]:

@@ -3,6 +3,11 @@
 :meth:`attnlib.gpt.GPT.generate` calls :func:`sample_next_token` once per new token;
 :func:`next_token_probs` is the distribution it draws from, for plotting and checking.
 
+One rule for logits with no distribution, in both and in ``generate``: NaN, +inf, or a row
+with no finite logit raises a ``ValueError`` that names ``logits`` (a -inf beside finite
+logits is a token left out). The logits are read for it at every draw: in ``generate`` they
+are the model's own, new at every step, and a model whose weights went NaN is named there.
+
 Notebook 10.
 """
 
@@ -11,9 +16,10 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from attnlib._validate import require_non_negative, require_positive_int, require_probability
+from attnlib._validate import at_the_door, require_probability, require_sampling_settings
 from attnlib._validate_tensors import (
     require_float_tensor,
+    require_generator,
     require_min_ndim,
     require_probabilities,
     require_scores,
@@ -49,9 +55,7 @@ def next_token_probs(
         logits: ``(..., V)``; returns ``(..., V)``, summing to 1 over the last dim.
     """
     _require_sampler_arguments(logits, temperature, top_k, top_p)
-    # Read every logit once, here at the door: the sampler's own path (once per generated
-    # token) skips this scan, and torch.multinomial refuses NaN there anyway.
-    require_scores("logits", logits, logits.dim() - 1)
+    require_scores("logits", logits, -1)  # the module's one rule for logits
     return _next_token_probs(logits, temperature, top_k, top_p)
 
 
@@ -60,11 +64,7 @@ def _require_sampler_arguments(
 ) -> None:
     """The checks :func:`next_token_probs` and :func:`sample_next_token` share; no data scan."""
     require_min_ndim("logits", require_float_tensor("logits", logits), 1, "(..., V)")
-    require_non_negative("temperature", temperature)  # 0 is greedy; < 0 inverts the ranking
-    if top_k is not None:
-        require_positive_int("top_k", top_k)  # a top_k above V keeps every token
-    if top_p is not None:
-        require_probability("top_p", top_p, "(0, 1]")
+    require_sampling_settings(temperature, top_k, top_p)
 
 
 def _next_token_probs(
@@ -148,20 +148,21 @@ def sample_next_token(
     The arguments come in the order of notebook 10's sampler exercise, which
     :func:`attnlib.checks.check_sampler` checks.
 
-    It checks its arguments as :func:`next_token_probs` does (``generator`` must be a
-    ``torch.Generator`` or None) but does not read the logits for NaN: it runs once per
-    generated token, and :func:`torch.multinomial` refuses a NaN distribution itself.
+    Called on its own, it checks its arguments as :func:`next_token_probs` does
+    (``generator`` must be a ``torch.Generator`` or None); inside :meth:`GPT.generate
+    <attnlib.gpt.GPT.generate>`, which checked them once, it trusts them. Either way it
+    reads the logits, new at every call, by the module's one rule: NaN, +inf or a row with
+    no finite logit is a ``ValueError``, at temperature 0 as at any other.
 
     Shapes:
         logits: ``(B, V)``; returns ``(B, 1)`` token ids.
     """
-    _require_sampler_arguments(logits, temperature, top_k, top_p)
-    if logits.dim() != 2:
-        raise ValueError(f"logits must have shape (B, V), got {tuple(logits.shape)}")
-    if generator is not None and not isinstance(generator, torch.Generator):
-        raise TypeError(
-            f"generator must be a torch.Generator or None, got {type(generator).__name__}"
-        )
+    if at_the_door():
+        _require_sampler_arguments(logits, temperature, top_k, top_p)
+        if logits.dim() != 2:
+            raise ValueError(f"logits must have shape (B, V), got {tuple(logits.shape)}")
+        require_generator("generator", generator)
+    require_scores("logits", logits, -1)  # the module's one rule for logits
     if temperature == 0:
         return logits.argmax(dim=-1, keepdim=True)
     probs = _next_token_probs(logits, temperature, top_k, top_p)  # (B, V)

@@ -16,11 +16,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.optim.lr_scheduler import LRScheduler
 
-from attnlib._training_checks import (
-    require_continuable,
-    require_fit_arguments,
-    require_instance,
-)
+from attnlib._training_checks import require_fit_arguments, require_instance
 from attnlib._validate import require_int, require_positive_int, require_probability
 from attnlib._validate_tensors import (
     require_class_ids,
@@ -150,6 +146,31 @@ class NonFiniteLossError(ValueError):
         return type(self), (self.step, self.loss, self.history)
 
 
+def _require_continuable(
+    history: TrainingHistory, steps: int, seed: int, scheduler: LRScheduler | None
+) -> int:
+    """The number of steps ``history`` holds, once fit can continue the run from them.
+
+    Raises:
+        ValueError: ``history`` is inconsistent or has no random state to continue from;
+            ``seed`` is not the run's; ``steps`` is not beyond ``history``; ``scheduler``
+            has not taken as many steps as ``history`` holds.
+    """
+    done = len(history.losses)
+    if len(history.learning_rates) != done:
+        raise ValueError(f"history holds {done} losses, {len(history.learning_rates)} rates")
+    if history.rng_state is None and done:  # e.g. one built by hand, not filled by fit
+        raise ValueError(f"history holds {done} steps but no random state to go on from")
+    if history.seed is not None and history.seed != seed:
+        raise ValueError(f"seed={seed}, but history's run started from seed={history.seed}")
+    if steps <= done:
+        raise ValueError(f"steps={steps} counts the run's steps, and history holds {done}")
+    taken = getattr(scheduler, "last_epoch", done)
+    if done and taken != done:  # e.g. a fresh scheduler, which would restart the schedule
+        raise ValueError(f"scheduler has taken {taken} steps, history {done}: restore it too")
+    return done
+
+
 def _loss_value(loss: object, step: int, history: TrainingHistory) -> float:
     """The float of a loss fit can back-propagate, checked before any torch error."""
     if not isinstance(loss, torch.Tensor):
@@ -239,7 +260,7 @@ def fit(
     require_instance("history", history, (TrainingHistory, type(None)), "a TrainingHistory")
     kept = history is not None
     history = TrainingHistory() if history is None else history
-    done = require_continuable(history, steps, seed, scheduler)
+    done = _require_continuable(history, steps, seed, scheduler)
     device_type = next(model.parameters()).device.type
     on_cpu = device_type == "cpu"
     # A CPU run forks and seeds the CPU generator only: no accelerator's is touched.

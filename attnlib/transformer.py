@@ -11,7 +11,13 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from attnlib._validate import require_int, require_positive_int, require_probability
+from attnlib._validate import (
+    at_the_door,
+    inputs_checked,
+    require_int,
+    require_positive_int,
+    require_probability,
+)
 from attnlib._validate_tensors import require_length, require_token_ids
 from attnlib.decoder import Decoder
 from attnlib.encoder import Encoder
@@ -102,6 +108,12 @@ class Transformer(nn.Module):
     with ``share_embeddings`` as well, so does the source embedding (the paper's section
     3.4: one matrix, used three times).
 
+    Inputs are checked once per call, never in every layer: ``forward`` and
+    :meth:`attention_maps` check ``src`` and ``tgt`` (reading each id once) and run the rest
+    under :func:`attnlib._validate.inputs_checked`, where :meth:`encode`, :meth:`decode`,
+    the encoder, the decoder and their layers trust them. Called on their own, :meth:`encode`
+    and :meth:`decode` check their ids, and the encoder and decoder what reaches them.
+
     Shapes:
         src: ``(B, S)`` token ids; tgt: ``(B, T)`` token ids (the decoder input,
         starting with BOS), ``S, T ≤ max_len``; returns logits ``(B, T, tgt_vocab_size)``.
@@ -151,7 +163,8 @@ class Transformer(nn.Module):
             encoder's attention weights per layer (``None`` each with
             ``need_weights=False``, which lets attention use a fused kernel).
         """
-        self._require_ids("src", src, self.config.src_vocab_size)
+        if at_the_door():
+            self._require_ids("src", src, self.config.src_vocab_size)
         src_mask = padding_mask_from_ids(src, self.config.pad_id)  # (B, 1, 1, S)
         memory, weights = self.encoder(self._embed(src, self.src_embedding), src_mask, need_weights)
         return memory, src_mask, weights
@@ -169,20 +182,23 @@ class Transformer(nn.Module):
             ``logits (B, T, V)`` and the decoder's self- and cross-attention weights per
             layer (``None`` each with ``need_weights=False``).
         """
-        self._require_ids("tgt", tgt, self.config.tgt_vocab_size)
-        if isinstance(memory, torch.Tensor) and memory.dim() == 3 and memory.shape[0] != len(tgt):
-            raise ValueError(
-                f"memory (B, S, C) must come from a source batch of tgt's size B, got memory "
-                f"{tuple(memory.shape)} and tgt {tuple(tgt.shape)}"
-            )
-        length = tgt.shape[1]
-        self_mask = causal_mask(length).to(tgt.device) & padding_mask_from_ids(
+        if at_the_door():  # the decoder checks memory and src_mask at its own door
+            self._require_decode_inputs(tgt, memory)
+        self_mask = causal_mask(tgt.shape[1]).to(tgt.device) & padding_mask_from_ids(
             tgt, self.config.pad_id
         )  # (B, 1, T, T)
         y, self_weights, cross_weights = self.decoder(
             self._embed(tgt, self.tgt_embedding), memory, self_mask, src_mask, need_weights
         )
         return self.output(y), self_weights, cross_weights  # (B, T, V)
+
+    def _require_decode_inputs(self, tgt: object, memory: object) -> None:
+        self._require_ids("tgt", tgt, self.config.tgt_vocab_size)
+        if isinstance(memory, torch.Tensor) and memory.dim() == 3 and memory.shape[0] != len(tgt):
+            raise ValueError(
+                f"memory (B, S, C) must come from a source batch of tgt's size B, got memory "
+                f"{tuple(memory.shape)} and tgt {tuple(tgt.shape)}"
+            )
 
     def _require_pair(self, src: object, tgt: object) -> None:
         self._require_ids("src", src, self.config.src_vocab_size)
@@ -196,14 +212,16 @@ class Transformer(nn.Module):
     def forward(self, src: torch.Tensor, tgt: torch.Tensor) -> torch.Tensor:
         """Logits ``(B, T, tgt_vocab_size)`` for teacher-forced decoder input ``tgt``."""
         self._require_pair(src, tgt)
-        memory, src_mask, _ = self.encode(src, need_weights=False)
-        logits, _, _ = self.decode(tgt, memory, src_mask, need_weights=False)
+        with inputs_checked():
+            memory, src_mask, _ = self.encode(src, need_weights=False)
+            logits, _, _ = self.decode(tgt, memory, src_mask, need_weights=False)
         return logits
 
     @torch.no_grad()
     def attention_maps(self, src: torch.Tensor, tgt: torch.Tensor) -> AttentionMaps:
         """All attention weights for one (src, tgt) pair of batches, for plotting."""
         self._require_pair(src, tgt)
-        memory, src_mask, encoder_weights = self.encode(src)
-        _, self_weights, cross_weights = self.decode(tgt, memory, src_mask)
+        with inputs_checked():
+            memory, src_mask, encoder_weights = self.encode(src)
+            _, self_weights, cross_weights = self.decode(tgt, memory, src_mask)
         return AttentionMaps(encoder_weights, self_weights, cross_weights)

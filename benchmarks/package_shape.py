@@ -1,8 +1,9 @@
 """How readable the package is, in numbers: ``python -m benchmarks.package_shape [ROOT]``.
 
 Prints the lines of every module of ``attnlib/`` (under ROOT, default this checkout),
-the largest module, how many names ``attnlib`` exports, and for the core modules how
-many code lines check arguments and how many compute. A line counts as validation when
+the largest module, how many names ``attnlib`` exports, and for every core module (the
+model's: ``attnlib/*.py`` and ``attnlib/formats/``) how many code lines check arguments
+and how many compute, then their totals. A line counts as validation when
 it belongs to a ``raise`` (with the ``if`` that guards it), to a call of a ``require_*``
 or ``_check*`` function, or to a function whose name starts with ``_require``,
 ``require_`` or ``_check``; every other line of code inside a function body (docstrings,
@@ -16,7 +17,7 @@ from pathlib import Path
 
 from benchmarks import command_line
 
-CORE = ("attention.py", "multi_head.py", "gpt.py", "tiled_attention.py")
+CORE = ("*.py", "formats/*.py")  # the model and its file formats, not the course around them
 CHECKER_PREFIXES = ("_require", "require_", "_check", "check_")
 
 
@@ -94,6 +95,21 @@ def validation_and_logic(path: Path) -> tuple[int, int]:
     return code(validation), code(logic)
 
 
+def core_modules(package: Path) -> list[Path]:
+    """Every core module of ``package``, in path order."""
+    return sorted(path for pattern in CORE for path in package.glob(pattern))
+
+
+def core_shape(package: Path) -> list[tuple[str, int, int]]:
+    """``(module, validation lines, logic lines)`` for every core module, then ``"total"``."""
+    rows = [
+        (str(path.relative_to(package)), *validation_and_logic(path))
+        for path in core_modules(package)
+    ]
+    total = ("total", sum(row[1] for row in rows), sum(row[2] for row in rows))
+    return [*rows, total]
+
+
 def main(root: Path) -> None:
     package = root / "attnlib"
     modules = sorted(p for p in package.rglob("*.py") if "data" not in p.relative_to(package).parts)
@@ -114,8 +130,7 @@ def main(root: Path) -> None:
         if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "__all__"
     )
     print(f"names exported by attnlib: {exported}")
-    for name in CORE:
-        validation, logic = validation_and_logic(package / name)
+    for name, validation, logic in core_shape(package):
         print(f"{name}: {validation} lines of validation, {logic} lines of logic")
 
 

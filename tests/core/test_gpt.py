@@ -418,7 +418,7 @@ def test_attention_weights_shapes_and_causality() -> None:
 def test_bad_generate_arguments() -> None:
     model = _model()
     idx = _ids((2, 3), seed=47)
-    with pytest.raises(ValueError, match=r"temperature must be >= 0, got -0\.5"):
+    with pytest.raises(ValueError, match=r"temperature must be >= 0 and finite, got -0\.5"):
         model.generate(idx, 2, temperature=-0.5)
     with pytest.raises(TypeError, match="temperature must be a number, got str"):
         model.generate(idx, 2, temperature="hot")  # type: ignore[arg-type]

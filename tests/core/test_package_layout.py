@@ -181,6 +181,50 @@ def test_imports_run_down_the_floors_only(path: Path) -> None:
             assert not taken, f"{own} takes {taken} from its package's __init__"
 
 
+# The model's modules (the top level and its file formats), whose imports form no circle.
+CORE_MODULES = sorted(
+    p for p in [*PACKAGE.glob("*.py"), *PACKAGE.glob("formats/*.py")] if p.name != "__init__.py"
+)
+
+
+def _circle(graph: dict[str, set[str]]) -> list[str]:
+    """One circle of imports in ``graph`` (module -> modules it imports), or ``[]``."""
+    done: set[str] = set()
+
+    def visit(module: str, path: list[str]) -> list[str]:
+        if module in path:
+            return [*path[path.index(module) :], module]
+        if module in done:
+            return []
+        for imported in sorted(graph.get(module, ())):
+            found = visit(imported, [*path, module])
+            if found:
+                return found
+        done.add(module)
+        return []
+
+    for module in sorted(graph):
+        found = visit(module, [])
+        if found:
+            return found
+    return []
+
+
+def test_the_circle_finder_finds_a_circle_and_only_a_circle() -> None:
+    assert _circle({"a": {"b"}, "b": {"c"}, "c": set()}) == []
+    assert _circle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+
+
+def test_the_core_imports_run_one_way_with_no_circle_not_even_for_type_checking() -> None:
+    # _attnlib_imports reads every import of the file, those under TYPE_CHECKING included.
+    names = {_module_name(path) for path in CORE_MODULES}
+    graph = {
+        _module_name(path): {module for module, _ in _attnlib_imports(path) if module in names}
+        for path in CORE_MODULES
+    }
+    assert _circle(graph) == []
+
+
 def _code(notebook: Path) -> str:
     cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
     return "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
