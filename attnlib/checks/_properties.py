@@ -11,7 +11,7 @@ from collections.abc import Callable
 import torch
 
 from attnlib.checks._framework import Case
-from attnlib.checks._run import Property
+from attnlib.checks.engine import Property
 
 Tensor = torch.Tensor
 

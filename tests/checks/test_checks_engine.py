@@ -14,8 +14,9 @@ import torch
 from attnlib.checks._crash import TRANSPOSE_BATCH, crash_of, slip_in_report
 from attnlib.checks._exercise import Exercise, Mistake, failed
 from attnlib.checks._framework import Case
-from attnlib.checks._run import INTEGER_TENSOR, WHOLE_NUMBER, check_function
 from attnlib.checks._slips import EPSILONS, transposed_batch, with_epsilons
+from attnlib.checks.engine import check_function
+from attnlib.checks.engine.kinds import INTEGER_TENSOR, WHOLE_NUMBER
 
 Tensor = torch.Tensor
 

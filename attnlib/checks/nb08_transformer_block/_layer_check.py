@@ -20,8 +20,9 @@ from attnlib.checks._calls import CallWatch
 from attnlib.checks._crash import float_dtype_of
 from attnlib.checks._exercise import failed, not_done, passed, refused
 from attnlib.checks._framework import CheckResult, task_of
-from attnlib.checks._run import crash_report, same_behaviour
+from attnlib.checks._outcomes import same_behaviour
 from attnlib.checks._threads import on_one_thread
+from attnlib.checks.engine.naming import crash_report
 from attnlib.checks.nb08_transformer_block._layers import (
     D_FF,
     D_MODEL,

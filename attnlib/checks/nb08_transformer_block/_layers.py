@@ -24,7 +24,7 @@ import attnlib
 from attnlib.checks._calls import Forbidden
 from attnlib.checks._exercise import Exercise, Mistake
 from attnlib.checks._framework import compare_outputs, fixed_generator
-from attnlib.checks._run import Outcome, same_behaviour
+from attnlib.checks._outcomes import Outcome, same_behaviour
 from attnlib.layer_stack import LayerStack
 
 Tensor = torch.Tensor
