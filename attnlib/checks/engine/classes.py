@@ -46,7 +46,8 @@ class ModuleCase:
     """One build and one call of the learner's class: ``cls(*init_args)``, the weights ``state``
     loaded by name, then ``forward(*inputs)``; ``keep`` restricts what is compared. The module
     runs in eval mode, or in training mode with ``training``; with ``seed``, the random numbers
-    are seeded just before the call (a right module then draws the reference's dropout)."""
+    are seeded just before the call (a right module then draws the reference's dropout);
+    ``prepare`` changes the loaded module before it runs (its dropout made a fixed pattern)."""
 
     description: str
     init_args: tuple[Any, ...]
@@ -59,6 +60,7 @@ class ModuleCase:
     rtol: float | None = None
     training: bool = False
     seed: int | None = None
+    prepare: Callable[[nn.Module], nn.Module] = _as_is
 
 
 @dataclass(frozen=True)
@@ -72,6 +74,10 @@ class Verdict:
     mistake: Mistake | None = None
     called: tuple[str, ...] = ()  # refused: the forbidden calls seen
     task: str = ""  # not_done: the stub's task
+    # passed and failed: each case's outcome and what is wrong with it (None: right), for a
+    # checker that names a mistake the cases show in another way (a misplaced dropout, say)
+    outcomes: tuple[Outcome, ...] = ()
+    problems: tuple[str | None, ...] = ()
 
 
 def signature(cls: object, init_args: Sequence[Any]) -> str:
@@ -114,7 +120,7 @@ def build(cls: Callable[..., Any], case: ModuleCase) -> nn.Module:
         raise TypeError(f"it gives a {type(module).__name__}, not an nn.Module")
     module = module.to(case.dtype)
     load_weights(module, case.state, signature(cls, case.init_args))
-    return module.train(case.training)
+    return case.prepare(module).train(case.training)
 
 
 def _copies(values: Sequence[Any]) -> tuple[Any, ...]:
@@ -218,12 +224,11 @@ def check_module(
         changed = _dtype_changed(cases, outcomes, output_names) if keep_dtype else None
         if changed is not None:
             return changed
-        return Verdict(
-            "passed", what="the 1 case" if len(cases) == 1 else f"all {len(cases)} cases"
-        )
+        what = "the 1 case" if len(cases) == 1 else f"all {len(cases)} cases"
+        return Verdict("passed", what=what, outcomes=tuple(outcomes), problems=tuple(problems))
     first = wrong.index(True)
     judged = _judged(cases, wrong, eval_first)
-    mistake = _recognised(
+    mistake = recognise_class(
         mistakes,
         [cases[i] for i in judged],
         [outcomes[i] for i in judged],
@@ -237,7 +242,14 @@ def check_module(
         # where in the learner's module, and the slip the crash shows
         lines, mistake = crash_report(error, _float_dtype(cases[first]), mistake)
         problem += lines
-    return Verdict("failed", where=where, problem=problem, mistake=mistake)
+    return Verdict(
+        "failed",
+        where=where,
+        problem=problem,
+        mistake=mistake,
+        outcomes=tuple(outcomes),
+        problems=tuple(problems),
+    )
 
 
 def _problem(
@@ -268,7 +280,7 @@ def _judged(cases: Sequence[ModuleCase], wrong: Sequence[bool], eval_first: bool
     return list(range(len(cases)))
 
 
-def _recognised(
+def recognise_class(
     mistakes: Sequence[Mistake],
     cases: Sequence[ModuleCase],
     outcomes: Sequence[Outcome],
