@@ -1,4 +1,4 @@
-"""What the engine (``attnlib.checks._run``, ``_crash``, ``_slips``) names for every checker: a
+"""What the engine (``attnlib.checks.engine``, ``_crash``, ``_slips``) names for every checker: a
 result in another dtype than its input's and a float32 constant that breaks float64 (the dtype
 probe), a float where a whole number is asked for, a crash reported at the learner's own line
 with its operation and shapes and named by the slip it shows, a ``.T`` on a batch named as what
