@@ -4,9 +4,11 @@ A checker calls the learner's answer on several cases and returns a :class:`Chec
 "✓ … is correct", or the failing case, what is wrong there and, when the checker recognises it,
 the mistake made and why it fails. Each checker keeps a table of the mistakes learners make on
 its exercise, written as a learner would write them, and names the one the answer behaves
-like. It never prints the fix as code: more help comes from :func:`hint` (in levels) and
-:func:`solution`, when asked. An answer that calls the implementation it should write is
-refused; one that still raises ``NotImplementedError`` is "not done yet", with its task.
+like, through the one checking engine (:mod:`attnlib.checks.engine`: ``check_function`` for a
+function, ``check_module`` for a class). It never prints the fix as code: more help comes
+from :func:`hint` (in levels) and :func:`solution`, when asked. An answer that calls the
+implementation it should write is refused; one that still raises ``NotImplementedError`` is
+"not done yet", with its task.
 
 In a notebook, a core exercise's check cell ends with ``.assert_passed()``, which raises
 :class:`CheckFailedError` when the check fails: Jupyter shows the report alone and nbgrader

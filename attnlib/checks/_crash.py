@@ -34,7 +34,7 @@ import torch
 from torch import nn
 
 import attnlib
-from attnlib.checks._exercise import Mistake
+from attnlib.checks._mistake import Mistake
 
 _ATTRIBUTE = "__attnlib_crash__"
 _MAX_OPERANDS = 6

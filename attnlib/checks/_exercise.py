@@ -17,7 +17,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
+from attnlib.checks._crash import slip_in_report
 from attnlib.checks._framework import CheckResult
+from attnlib.checks._mistake import Mistake, every_way
 
 
 @dataclass(frozen=True)
@@ -43,24 +45,6 @@ class Exercise:
     def hint_call(self, level: int = 1) -> str:
         """The call a learner types for this exercise's hint of ``level``."""
         return f'checks.hint("{self.id}")' if level == 1 else f'checks.hint("{self.id}", {level})'
-
-
-@dataclass(frozen=True)
-class Mistake:
-    """A mistake learners make, written as a learner would write it.
-
-    ``name`` says what was done ("subtracted the largest score of the whole batch, not of each
-    row") and ``why`` why that gives a wrong answer, in words: the report shows both and never
-    the corrected code. ``fn`` takes what the learner's function takes. ``written``, when set,
-    is a pattern of the learner's source that this mistake needs: of two mistakes that behave
-    alike (``.T`` on a batch and a sum along dim 0 give the same numbers), the report names
-    the one the learner wrote.
-    """
-
-    name: str
-    why: str
-    fn: Callable[..., object]
-    written: str = ""
 
 
 _EXERCISES: dict[str, Exercise] = {}
@@ -112,14 +96,14 @@ def checker_of(exercise: Exercise, mistakes: Sequence[Mistake] = ()) -> Callable
 
     def mark(checker: F) -> F:
         checker.exercise = exercise  # type: ignore[attr-defined]
-        _MISTAKES[exercise.id] = tuple(mistakes)
+        _MISTAKES[exercise.id] = every_way(mistakes)
         return checker
 
     return mark
 
 
 def known_mistakes(exercise_id: str) -> tuple[Mistake, ...]:
-    """The mistakes the checker of this exercise names."""
+    """The mistakes the checker of this exercise names, each variant as a mistake of its own."""
     return _MISTAKES.get(exercise_id, ())
 
 
@@ -219,8 +203,6 @@ def failed(
     exercise's first hint, about the idea."""
     _remember(exercise, answer, ok=False)
     if mistake is None:  # a crash whose message alone shows the slip (a float mask, say)
-        from attnlib.checks._crash import slip_in_report  # here: _crash imports Mistake
-
         mistake = slip_in_report(problem)
     lines = [f"✗ {exercise.name}, {where}: {problem}"]
     if mistake is not None:

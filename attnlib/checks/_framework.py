@@ -73,10 +73,18 @@ class Case:
     rtol: float | None = None
 
 
-def _describe(value: object) -> str:
+def tolerance(case: Any, atol: float, rtol: float) -> tuple[float, float]:
+    """The ``(atol, rtol)`` a case is compared at: its own where it sets them (a
+    :class:`Case`, or any case with ``atol`` and ``rtol``), else the checker's."""
+    return (atol if case.atol is None else case.atol, rtol if case.rtol is None else case.rtol)
+
+
+def describe(value: object, *, article: bool = False) -> str:
+    """What a report calls a value it did not expect: "a tensor of shape (2, 3)", else its
+    type's name ("a list" with ``article``)."""
     if isinstance(value, torch.Tensor):
         return f"a tensor of shape {tuple(value.shape)}"
-    return f"{type(value).__name__}"
+    return f"a {type(value).__name__}" if article else type(value).__name__
 
 
 def _short(tensor: torch.Tensor) -> str:
@@ -122,7 +130,7 @@ def compare_outputs(
     if not isinstance(got, torch.Tensor):
         got_as_number = isinstance(got, (int, float)) and expected.dim() == 0
         if not got_as_number:
-            return f"{what} should be a torch.Tensor, but your function returned {_describe(got)}"
+            return f"{what} should be a torch.Tensor, but your function returned {describe(got)}"
         got = torch.tensor(float(got), dtype=torch.float64)
     if tuple(got.shape) != tuple(expected.shape):
         return f"{what} has shape {tuple(got.shape)}, expected shape {tuple(expected.shape)}"

@@ -1,6 +1,6 @@
 """Properties every right answer of some exercises has, for reports that say what broke.
 
-A :class:`~attnlib.checks._run.Property` turns "differs at index (1, 2)" into "the weights
+A :class:`~attnlib.checks.engine.Property` turns "differs at index (1, 2)" into "the weights
 of row 1 add up to 0.41": what a right answer must do, and where the learner's does not.
 """
 
@@ -11,7 +11,7 @@ from collections.abc import Callable
 import torch
 
 from attnlib.checks._framework import Case
-from attnlib.checks._run import Property
+from attnlib.checks.engine import Property
 
 Tensor = torch.Tensor
 

@@ -1,4 +1,4 @@
-"""What the engine (``attnlib.checks._run``, ``_crash``, ``_slips``) names for every checker: a
+"""What the engine (``attnlib.checks.engine``, ``_crash``, ``_slips``) names for every checker: a
 result in another dtype than its input's and a float32 constant that breaks float64 (the dtype
 probe), a float where a whole number is asked for, a crash reported at the learner's own line
 with its operation and shapes and named by the slip it shows, a ``.T`` on a batch named as what
@@ -14,8 +14,9 @@ import torch
 from attnlib.checks._crash import TRANSPOSE_BATCH, crash_of, slip_in_report
 from attnlib.checks._exercise import Exercise, Mistake, failed
 from attnlib.checks._framework import Case
-from attnlib.checks._run import INTEGER_TENSOR, WHOLE_NUMBER, check_function
 from attnlib.checks._slips import EPSILONS, transposed_batch, with_epsilons
+from attnlib.checks.engine import check_function
+from attnlib.checks.engine.kinds import INTEGER_TENSOR, WHOLE_NUMBER
 
 Tensor = torch.Tensor
 

@@ -19,7 +19,7 @@ from attnlib.checks import _exercise
 from attnlib.checks._calls import CallWatch, Forbidden
 from attnlib.checks._exercise import Exercise, Mistake
 from attnlib.checks._framework import Case, CheckFailedError, compare_outputs
-from attnlib.checks._run import check_function
+from attnlib.checks.engine import check_function
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = sorted((ROOT / "instructors" / "notebooks").glob("[0-9][0-9]_*.ipynb"))

@@ -22,8 +22,8 @@ from torch import nn
 
 from attnlib.checks._exercise import Exercise, Mistake, checker_of, failed, passed, register
 from attnlib.checks._framework import Case, CheckResult, fixed_generator, randn64
-from attnlib.checks._run import check_function
 from attnlib.checks._threads import one_thread
+from attnlib.checks.engine import check_function
 from attnlib.checks.nb00_pytorch.accumulation_mistakes import (
     MISTAKES,
     ONE_BACKWARD,

@@ -19,8 +19,8 @@ from attnlib.checks._calls import Forbidden
 from attnlib.checks._exercise import Exercise, Mistake, checker_of, failed, register
 from attnlib.checks._framework import Case, CheckResult, fixed_generator
 from attnlib.checks._outcomes import call
-from attnlib.checks._run import Property, check_function
 from attnlib.checks._slips import EPSILONS, transposed_batch, with_epsilons
+from attnlib.checks.engine import Property, check_function
 
 Tensor = torch.Tensor
 

@@ -21,7 +21,8 @@ import torch.nn.functional as F
 
 from attnlib.checks._exercise import Exercise, checker_of, failed, register
 from attnlib.checks._framework import Case, CheckResult, compare_outputs, fixed_generator, randn64
-from attnlib.checks._run import call, check_function
+from attnlib.checks._outcomes import call
+from attnlib.checks.engine import check_function
 from attnlib.checks.nb00_pytorch.derivative_mistakes import (
     CHANGES_X,
     FINITE_DIFFERENCE,

@@ -17,7 +17,8 @@ import torch
 
 from attnlib.checks._exercise import Exercise, Mistake, checker_of, failed, register
 from attnlib.checks._framework import Case, CheckResult, compare_outputs, fixed_generator, randn64
-from attnlib.checks._run import call, check_function
+from attnlib.checks._outcomes import call
+from attnlib.checks.engine import check_function
 
 Tensor = torch.Tensor
 

@@ -18,9 +18,9 @@ import torch
 from attnlib.checks._exercise import Exercise, Mistake, checker_of, failed, register
 from attnlib.checks._framework import Case, CheckResult, fixed_generator, randn64
 from attnlib.checks._implementations import CROSS_ENTROPY, NLL_LOSS
-from attnlib.checks._run import check_function
 from attnlib.checks._slips import EPSILONS, with_epsilons
 from attnlib.checks._threads import one_thread
+from attnlib.checks.engine import check_function
 
 Tensor = torch.Tensor
 

@@ -21,7 +21,7 @@ import torch
 from attnlib.checks._calls import Forbidden
 from attnlib.checks._exercise import Exercise, Mistake, checker_of, register
 from attnlib.checks._framework import Case, CheckResult, fixed_generator, randn64
-from attnlib.checks._run import check_function
+from attnlib.checks.engine import check_function
 
 Tensor = torch.Tensor
 

@@ -19,7 +19,7 @@ import attnlib
 from attnlib.checks._exercise import Exercise, checker_of, passed, register
 from attnlib.checks._framework import Case, CheckResult, fixed_generator, randn64, vec
 from attnlib.checks._implementations import COSINE_SIMILARITY
-from attnlib.checks._run import check_function
+from attnlib.checks.engine import check_function
 from attnlib.checks.nb01_dot_products.cosine_mistakes import (
     FORMULA_MISTAKES,
     MISTAKES,

@@ -18,7 +18,7 @@ import torch
 from attnlib.checks._exercise import Exercise, Mistake, checker_of, register
 from attnlib.checks._framework import Case, CheckResult, fixed_generator, randn64, vec
 from attnlib.checks._implementations import DOT_PRODUCT as DOT_PRODUCTS  # what it may not call
-from attnlib.checks._run import check_function
+from attnlib.checks.engine import check_function
 
 Tensor = torch.Tensor
 

@@ -21,7 +21,8 @@ import torch
 
 from attnlib.checks._exercise import Exercise, Mistake, checker_of, failed, register
 from attnlib.checks._framework import Case, CheckResult, compare_outputs, fixed_generator, randn64
-from attnlib.checks._run import Property, call, check_function
+from attnlib.checks._outcomes import call
+from attnlib.checks.engine import Property, check_function
 from attnlib.checks.nb01_dot_products.cosine import COSINES
 
 Tensor = torch.Tensor

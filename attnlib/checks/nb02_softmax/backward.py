@@ -19,8 +19,8 @@ from attnlib.checks._implementations import (
     SOFTMAX,
     SOFTMAX_GRADIENT,
 )
-from attnlib.checks._run import check_function
 from attnlib.checks._slips import transposed_batch
+from attnlib.checks.engine import check_function
 
 Tensor = torch.Tensor
 

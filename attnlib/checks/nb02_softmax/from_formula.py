@@ -18,9 +18,10 @@ import attnlib
 from attnlib.checks._exercise import Exercise, Mistake, checker_of, failed, register
 from attnlib.checks._framework import Case, CheckResult, fixed_generator, vec
 from attnlib.checks._implementations import LOG_SOFTMAX, LOGSUMEXP, SOFTMAX
+from attnlib.checks._outcomes import call, same_behaviour
 from attnlib.checks._properties import keeps_order_of_first_argument, rows_sum_to_one
-from attnlib.checks._run import call, check_function, same_behaviour
 from attnlib.checks._slips import EPSILONS, with_epsilons
+from attnlib.checks.engine import check_function
 
 Tensor = torch.Tensor
 

@@ -16,8 +16,8 @@ import torch
 from attnlib.checks._exercise import Exercise, Mistake, checker_of, register
 from attnlib.checks._framework import Case, CheckResult, fixed_generator
 from attnlib.checks._properties import keeps_order_of_first_argument, rows_sum_to_one
-from attnlib.checks._run import check_function
 from attnlib.checks._slips import EPSILONS, with_epsilons
+from attnlib.checks.engine import check_function
 from attnlib.checks.nb02_softmax.from_formula import SOFTMAX_IMPLEMENTATIONS, reference_softmax
 
 Tensor = torch.Tensor

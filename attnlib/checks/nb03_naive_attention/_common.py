@@ -13,7 +13,8 @@ import torch
 
 from attnlib.checks._exercise import Exercise, Mistake, failed
 from attnlib.checks._framework import Case, CheckResult
-from attnlib.checks._run import Property, call
+from attnlib.checks._outcomes import call
+from attnlib.checks.engine import Property
 
 Tensor = torch.Tensor
 

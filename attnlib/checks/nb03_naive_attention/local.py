@@ -20,7 +20,7 @@ from attnlib.checks._exercise import Exercise, checker_of, register
 from attnlib.checks._framework import Case, CheckResult, fixed_generator
 from attnlib.checks._implementations import ATTENTION, ATTENTION_MODULES
 from attnlib.checks._properties import rows_sum_to_one
-from attnlib.checks._run import check_function
+from attnlib.checks.engine import check_function
 from attnlib.checks.nb03_naive_attention._common import named_by_overflow, zero_outside
 from attnlib.checks.nb03_naive_attention.local_mistakes import (
     MISTAKES,

@@ -18,7 +18,7 @@ import attnlib
 from attnlib.checks._exercise import Exercise, Mistake, checker_of, register
 from attnlib.checks._framework import Case, CheckResult, fixed_generator
 from attnlib.checks._properties import rows_sum_to_one
-from attnlib.checks._run import check_function
+from attnlib.checks.engine import check_function
 from attnlib.checks.nb03_naive_attention._common import naive_layer, out_is_weights_applied_to_x
 
 Tensor = torch.Tensor

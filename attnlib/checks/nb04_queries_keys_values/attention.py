@@ -17,7 +17,7 @@ import torch
 from attnlib.checks._exercise import Exercise, checker_of, register
 from attnlib.checks._framework import Case, CheckResult, fixed_generator, randn64
 from attnlib.checks._properties import rows_sum_to_one
-from attnlib.checks._run import check_function
+from attnlib.checks.engine import check_function
 from attnlib.checks.nb04_queries_keys_values.attention_mistakes import MISTAKES
 from attnlib.checks.nb04_queries_keys_values.common import (
     ATTENTION_IMPLEMENTATIONS,

@@ -186,13 +186,7 @@ MISTAKES = (
         "gives (T_k, B, d_k): only the last two dimensions may swap, so that each batch element "
         "is multiplied with its own keys.",
         lambda q, k, v: attend(q, k, v, flip=reversed_dims),
-    ),
-    Mistake(  # the same mistake with .t() and torch.mm, which raise their own errors on a batch
-        "transposed k in a way that is right only for a 2-D k (.T or transpose(0, 1))",
-        "for a batched k of shape (B, T_k, d_k), .T gives (d_k, T_k, B) and transpose(0, 1) "
-        "gives (T_k, B, d_k): only the last two dimensions may swap, so that each batch element "
-        "is multiplied with its own keys.",
-        _matrices_only,
+        variants=(_matrices_only,),  # .t() and torch.mm: their own errors on a batch
     ),
     Mistake(
         "swapped dims 1 and 2 of k, which are the last two only for a 3-D k",
@@ -205,13 +199,7 @@ MISTAKES = (
         "the inputs may have no leading dimension or two of them (a batch of heads); the @ "
         "operator (torch.matmul) multiplies the last two dimensions of any number of them.",
         _bmm,
-    ),
-    # the same, its keys transposed as a 3-D batch's are (dims 1 and 2)
-    Mistake(
-        "used torch.bmm, which takes 3-D tensors only",
-        "the inputs may have no leading dimension or two of them (a batch of heads); the @ "
-        "operator (torch.matmul) multiplies the last two dimensions of any number of them.",
-        _bmm_transposed_1_2,
+        variants=(_bmm_transposed_1_2,),  # its keys transposed as a 3-D batch's are
     ),
     Mistake(
         "wrote the einsum subscripts for 3-D inputs only (one letter for a batch in front)",

@@ -20,7 +20,7 @@ import attnlib
 from attnlib.checks._exercise import Exercise, Mistake, checker_of, register
 from attnlib.checks._framework import Case, CheckResult, fixed_generator, randn64
 from attnlib.checks._properties import rows_sum_to_one
-from attnlib.checks._run import check_function
+from attnlib.checks.engine import check_function
 from attnlib.checks.nb04_queries_keys_values.common import HEAD_IMPLEMENTATIONS, Pair
 from attnlib.checks.nb04_queries_keys_values.pool_mistakes import MISTAKES as TABLE
 

@@ -16,7 +16,7 @@ import torch
 
 from attnlib.checks._exercise import Exercise, Mistake, checker_of, register
 from attnlib.checks._framework import Case, CheckResult, fixed_generator, randn64
-from attnlib.checks._run import Property, check_function
+from attnlib.checks.engine import Property, check_function
 from attnlib.checks.nb05_multi_head.common import (
     merge,
     merge_with_view,

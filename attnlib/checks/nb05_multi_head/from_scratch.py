@@ -19,7 +19,7 @@ import attnlib
 from attnlib.checks._exercise import Exercise, Mistake, checker_of, register
 from attnlib.checks._framework import Case, CheckResult, fixed_generator, randn64
 from attnlib.checks._properties import rows_sum_to_one
-from attnlib.checks._run import check_function
+from attnlib.checks.engine import check_function
 from attnlib.checks.nb05_multi_head.common import MULTI_HEAD_IMPLEMENTATIONS
 from attnlib.checks.nb05_multi_head.wirings import (
     UNSHIFTED,

@@ -17,7 +17,7 @@ import torch
 
 from attnlib.checks._exercise import Exercise, Mistake, checker_of, passed, register
 from attnlib.checks._framework import Case, CheckResult, fixed_generator, randn64
-from attnlib.checks._run import check_function
+from attnlib.checks.engine import check_function
 from attnlib.checks.nb05_multi_head.common import (
     SPLIT_IMPLEMENTATIONS,
     split,
@@ -198,18 +198,7 @@ MISTAKES = (
         "the fused projection lays the three side by side in the last dimension, each C wide; "
         "the tokens stay whole.",
         _along_tokens,
-    ),
-    Mistake(
-        "separated the queries, keys and values along the tokens instead of along the width",
-        "the fused projection lays the three side by side in the last dimension, each C wide; "
-        "the tokens stay whole.",
-        _along_tokens_any_width,
-    ),
-    Mistake(
-        "separated the queries, keys and values along the tokens instead of along the width",
-        "the fused projection lays the three side by side in the last dimension, each C wide; "
-        "the tokens stay whole.",
-        _along_tokens_any_length,
+        variants=(_along_tokens_any_width, _along_tokens_any_length),
     ),
     Mistake(
         "computed a size with /, which gives a float, where a shape needs a whole number",

@@ -16,7 +16,8 @@ import torch
 
 from attnlib.checks._exercise import Exercise, Mistake
 from attnlib.checks._framework import Case, CheckResult
-from attnlib.checks._run import Outcome, Property, call, check_function
+from attnlib.checks._outcomes import Outcome, call
+from attnlib.checks.engine import Property, check_function
 
 Tensor = torch.Tensor
 

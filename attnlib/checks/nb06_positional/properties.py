@@ -8,7 +8,7 @@ from __future__ import annotations
 import torch
 
 from attnlib.checks._framework import Case
-from attnlib.checks._run import Property
+from attnlib.checks.engine import Property
 
 Tensor = torch.Tensor
 

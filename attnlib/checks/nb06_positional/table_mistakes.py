@@ -139,13 +139,7 @@ MISTAKES = (
         "Sines in the first half and cosines in the second is another layout, in which each "
         "dimension means something else.",
         lambda p, d: torch.cat([torch.sin(_angles(p, d)), torch.cos(_angles(p, d))], -1)[..., :d],
-    ),
-    Mistake(
-        "wrote all the sines first and all the cosines after them",
-        "the paper interleaves them: pair i sits side by side in dimensions 2i and 2i + 1. "
-        "Sines in the first half and cosines in the second is another layout, in which each "
-        "dimension means something else.",
-        _halves_odd_sine_last,
+        variants=(_halves_odd_sine_last,),
     ),
     Mistake(
         "built the table in the positions' integer dtype, so every value was cut to a whole number",

@@ -165,15 +165,7 @@ MISTAKES = (
         "no longer match v. The dtype's own smallest value, and the bool mask itself, fit every "
         "dtype.",
         lambda q, k, v, mask: _attend(q, k, v, mask, fill=lambda s: -1e9),
-    ),
-    Mistake(  # the same mistake, made by mixing float32 in: another error in float16
-        "broke float16: a fill it cannot hold (−1e9, float32's smallest value) or float32 mixed "
-        "into its scores",
-        "float16 ends at −65504, so such a fill overflows and masked_fill refuses it; and float32 "
-        "mixed into float16 scores (a float32 fill or mask.float()) makes float32 weights, which "
-        "no longer match v. The dtype's own smallest value, and the bool mask itself, fit every "
-        "dtype.",
-        _weights_times_float_mask,
+        variants=(_weights_times_float_mask,),  # float32 mixed in: another float16 error
     ),
     Mistake(
         "added −1e9 to the blocked scores and never set the blocked weights to 0",

@@ -16,7 +16,7 @@ import torch
 import attnlib
 from attnlib.checks._exercise import Exercise, checker_of, register
 from attnlib.checks._framework import Case, CheckResult, fixed_generator
-from attnlib.checks._run import Property, check_function
+from attnlib.checks.engine import Property, check_function
 from attnlib.checks.nb07_masking.attention_mistakes import (
     ATTENTION_IMPLEMENTATIONS,
     MISTAKES,

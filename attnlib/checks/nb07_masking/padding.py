@@ -15,7 +15,8 @@ import attnlib
 from attnlib.checks._calls import Forbidden
 from attnlib.checks._exercise import Exercise, Mistake, checker_of, register
 from attnlib.checks._framework import Case, CheckResult
-from attnlib.checks._run import Property, call, check_function
+from attnlib.checks._outcomes import call
+from attnlib.checks.engine import Property, check_function
 
 Tensor = torch.Tensor
 

@@ -3,9 +3,10 @@ layer can go wrong.
 
 Refused if it hands its work to an existing layer; then its class (a class, its arguments),
 its building (``super().__init__()`` first), its structure (names, shapes, sharing), its
-``forward``'s arguments, dropout that stays random; then its outputs on every case, and when
-they are wrong the mistake of the table that behaves the same, else a misplaced dropout (right
-in eval mode, wrong in training), else a property of every right layer that it breaks.
+``forward``'s arguments; then the engine's class check (:func:`attnlib.checks.engine.check_module`)
+runs it on every case and names the mistake of the table that behaves the same; a dropout that
+stays random comes first, and when no mistake behaves the same, a misplaced dropout (right in
+eval mode, wrong in training), else a property of every right layer that it breaks.
 """
 
 from __future__ import annotations
@@ -17,21 +18,28 @@ import torch
 from torch import nn
 
 from attnlib.checks._calls import CallWatch
-from attnlib.checks._crash import float_dtype_of
 from attnlib.checks._exercise import failed, not_done, passed, refused
 from attnlib.checks._framework import CheckResult, task_of
-from attnlib.checks._run import crash_report, same_behaviour
+from attnlib.checks._outcomes import same_behaviour
 from attnlib.checks._threads import on_one_thread
+from attnlib.checks.engine.classes import (
+    ModuleCase,
+    Verdict,
+    check_module,
+    recognise_class,
+    report,
+)
 from attnlib.checks.nb08_transformer_block._layers import (
     D_FF,
     D_MODEL,
     DROPOUT,
     LAYER_IMPLEMENTATIONS,
     NUM_HEADS,
+    TOLERANCE,
+    LayerCase,
     LayerExercise,
     prepared,
     problem_of,
-    recognise_layer,
     run_case,
     structure_problem,
 )
@@ -60,10 +68,39 @@ def _check_layer(spec: LayerExercise, layer_class: Any) -> CheckResult:
     learner = learner.to(torch.float64)
     learner.load_state_dict(spec.reference.state_dict())
     prepared(learner)
-    outcomes = _outcomes(spec, layer_class, learner)
-    if isinstance(outcomes, CheckResult):
-        return outcomes
-    return _named(spec, layer_class, learner, outcomes)
+    verdict = check_module(
+        layer_class,
+        [_as_module_case(spec, case) for case in spec.cases],
+        spec.mistakes,
+        forbidden=LAYER_IMPLEMENTATIONS,
+        atol=TOLERANCE[0],
+        rtol=TOLERANCE[1],
+        judge=lambda outcome, case: problem_of(outcome, case.expected, spec.output_names),
+    )
+    if verdict.kind in ("refused", "not_done"):
+        return report(spec.exercise, layer_class, verdict)
+    random = _random_dropout(spec, layer_class, learner, verdict)
+    if random is not None:
+        return random
+    if verdict.kind == "passed":
+        return passed(spec.exercise, layer_class, spec.what_passed)
+    if verdict.mistake is not None:
+        return report(spec.exercise, layer_class, verdict)
+    return _named_otherwise(spec, layer_class, learner, verdict)
+
+
+def _as_module_case(spec: LayerExercise, case: LayerCase) -> ModuleCase:
+    """The case as the engine runs it: the layer built at the checkers' size, the reference's
+    weights loaded, its dropout the fixed pattern, called in the case's mode."""
+    return ModuleCase(
+        case.description,
+        (D_MODEL, NUM_HEADS, D_FF, DROPOUT),
+        dict(spec.reference.named_parameters()),
+        case.args,
+        spec.expected(case),
+        training=case.training,
+        prepare=prepared,
+    )
 
 
 def _built(spec: LayerExercise, layer_class: Any) -> nn.Module | CheckResult:
@@ -107,57 +144,44 @@ def _built(spec: LayerExercise, layer_class: Any) -> nn.Module | CheckResult:
     return learner
 
 
-def _outcomes(spec: LayerExercise, layer_class: Any, learner: nn.Module) -> list[Any] | CheckResult:
-    """What the layer gives on every case (its dropout random, as it must be); or why not."""
-    exercise, structure = spec.exercise, spec.structure
-    outcomes = []
-    for case in spec.cases:
-        watch = CallWatch(LAYER_IMPLEMENTATIONS)
-        try:
-            with watch:
-                outcomes.append(run_case(learner, case))
-        except NotImplementedError as error:
-            return not_done(exercise, layer_class, str(error) or task_of(layer_class))
-        if watch.seen:
-            return refused(exercise, layer_class, watch.seen)
+def _random_dropout(
+    spec: LayerExercise, layer_class: Any, learner: nn.Module, verdict: Verdict
+) -> CheckResult | None:
+    """The failure of a layer whose dropout stays random (two runs of the first training case
+    differ), or None."""
     first_training = next(i for i, case in enumerate(spec.cases) if case.training)
     again = run_case(learner, spec.cases[first_training])
-    if not same_behaviour(again, outcomes[first_training], (0.0, 0.0)):
-        where = f"case '{spec.cases[first_training].description}'"
-        problem = "two runs on the same input in training mode gave different outputs"
-        return failed(exercise, layer_class, where, problem, structure.random_dropout)
-    return outcomes
+    if same_behaviour(again, verdict.outcomes[first_training], (0.0, 0.0)):
+        return None
+    where = f"case '{spec.cases[first_training].description}'"
+    problem = "two runs on the same input in training mode gave different outputs"
+    return failed(spec.exercise, layer_class, where, problem, spec.structure.random_dropout)
 
 
-def _named(
-    spec: LayerExercise, layer_class: Any, learner: nn.Module, outcomes: list[Any]
+def _named_otherwise(
+    spec: LayerExercise, layer_class: Any, learner: nn.Module, verdict: Verdict
 ) -> CheckResult:
-    """Passed, or the first wrong case and the mistake that behaves the same."""
+    """A failure no mistake of the table explains on every case: a dropout in the wrong place
+    (right in eval mode, wrong in training), else a mistake made on the eval cases alone (with
+    a misplaced dropout besides: first things first), else a property every right layer has."""
     exercise, structure = spec.exercise, spec.structure
-    problems = [
-        problem_of(outcome, spec.expected(case), spec.output_names)
-        for case, outcome in zip(spec.cases, outcomes, strict=True)
-    ]
-    wrong = [problem is not None for problem in problems]
-    if not any(wrong):
-        return passed(exercise, layer_class, spec.what_passed)
-    first = wrong.index(True)
-    where, problem = f"case '{spec.cases[first].description}'", str(problems[first])
-    mistake = recognise_layer(spec, outcomes, wrong)
-    error = outcomes[first].error
-    if error is not None:  # where in the layer's code, and the slip the crash shows
-        lines, mistake = crash_report(error, float_dtype_of(spec.cases[first].args), mistake)
-        problem += lines
-    if mistake is not None:
-        return failed(exercise, layer_class, where, problem, mistake)
-    if all(not bad for bad, case in zip(wrong, spec.cases, strict=True) if not case.training):
+    wrong = [problem is not None for problem in verdict.problems]
+    in_eval = [i for i, case in enumerate(spec.cases) if not case.training]
+    where, problem = verdict.where, verdict.problem
+    if not any(wrong[i] for i in in_eval):
         problem += " (right in eval mode, wrong in training mode)"
         return failed(exercise, layer_class, where, problem, structure.dropout_elsewhere)
-    mistake = recognise_layer(spec, outcomes, wrong, eval_only=True)
-    if mistake is not None:  # and dropout is misplaced as well: first things first
-        first = next(i for i, c in enumerate(spec.cases) if wrong[i] and not c.training)
-        where, problem = f"case '{spec.cases[first].description}'", str(problems[first])
-        return failed(exercise, layer_class, where, problem, mistake)
+    mistake = recognise_class(
+        spec.mistakes,
+        [_as_module_case(spec, spec.cases[i]) for i in in_eval],
+        [verdict.outcomes[i] for i in in_eval],
+        [wrong[i] for i in in_eval],
+        *TOLERANCE,
+    )
+    if mistake is not None:
+        first = next(i for i in in_eval if wrong[i])
+        where = f"case '{spec.cases[first].description}'"
+        return failed(exercise, layer_class, where, str(verdict.problems[first]), mistake)
     learner.eval()
     broken = spec.property_problem(learner)
     if broken is not None:

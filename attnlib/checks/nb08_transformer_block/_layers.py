@@ -6,9 +6,9 @@ norms in each other's place show), and replaces every ``nn.Dropout`` in it with 
 drops a fixed pattern of entries: training-mode outputs are then the same on every run, and
 where dropout was applied shows in them. Each mistake of an exercise's table is a class written
 as a learner would write it; the mistake named is the first whose outputs are the learner's on
-every case. Mistakes of structure (names, shapes, a module shared by two sublayers, a dropout
-inside the attention or the FFN, dropout that is not a module) are found by looking at the
-layer, before it runs (:mod:`._layer_check`).
+every case (the engine's class check runs them). Mistakes of structure (names, shapes, a module
+shared by two sublayers, a dropout inside the attention or the FFN, dropout that is not a
+module) are found by looking at the layer, before it runs (:mod:`._layer_check`).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import attnlib
 from attnlib.checks._calls import Forbidden
 from attnlib.checks._exercise import Exercise, Mistake
 from attnlib.checks._framework import compare_outputs, fixed_generator
-from attnlib.checks._run import Outcome, same_behaviour
+from attnlib.checks._outcomes import Outcome
 from attnlib.layer_stack import LayerStack
 
 Tensor = torch.Tensor
@@ -208,37 +208,3 @@ def inner_dropout_rate(module: nn.Module) -> float:
     if isinstance(module, attnlib.FeedForward) and isinstance(module.dropout, nn.Dropout):
         return float(module.dropout.p)
     return 0.0
-
-
-def build_layer(layer_class: type[nn.Module], spec: LayerExercise) -> nn.Module:
-    layer = layer_class(D_MODEL, NUM_HEADS, D_FF, DROPOUT)
-    layer = layer.to(torch.float64)
-    layer.load_state_dict(spec.reference.state_dict())
-    return prepared(layer)
-
-
-def recognise_layer(
-    spec: LayerExercise, outcomes: list[Outcome], wrong: list[bool], eval_only: bool = False
-) -> Mistake | None:
-    """The first mistake whose outputs are the learner's on every case, else on every case the
-    learner got wrong. ``eval_only``: on the eval-mode cases alone, where dropout does nothing
-    (a wiring mistake made together with a dropout mistake)."""
-    keep = [not (eval_only and case.training) for case in spec.cases]
-    agreements = []
-    for mistake in spec.mistakes:
-        try:
-            layer = build_layer(mistake.fn, spec)
-            cases = [case for case, k in zip(spec.cases, keep, strict=True) if k]
-            theirs = [run_case(layer, case) for case in cases]
-        except NotImplementedError:
-            continue
-        mine = [outcome for outcome, k in zip(outcomes, keep, strict=True) if k]
-        agree = [same_behaviour(a, b, TOLERANCE) for a, b in zip(mine, theirs, strict=True)]
-        if all(agree):
-            return mistake
-        agreements.append((mistake, agree))
-    bad = [w for w, k in zip(wrong, keep, strict=True) if k]
-    for mistake, agree in agreements:
-        if any(bad) and all(same for same, b in zip(agree, bad, strict=True) if b):
-            return mistake
-    return None

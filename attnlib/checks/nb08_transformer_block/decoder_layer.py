@@ -27,8 +27,12 @@ from attnlib.checks.nb08_transformer_block._layers import (
     StructureMistakes,
     seeded,
 )
-from attnlib.checks.nb08_transformer_block.decoder_mistakes import MISTAKES
-from attnlib.checks.nb08_transformer_block.decoder_parts import Parts, learner_layer, wired
+from attnlib.checks.nb08_transformer_block.decoder_mistakes import (
+    MISTAKES,
+    Parts,
+    learner_layer,
+    wired,
+)
 from attnlib.masks import causal_mask, padding_mask
 
 Tensor = torch.Tensor

@@ -15,8 +15,8 @@ import torch.nn.functional as F
 
 from attnlib.checks._exercise import Exercise, Mistake, checker_of, register
 from attnlib.checks._framework import Case, CheckResult, fixed_generator, randn64
-from attnlib.checks._run import check_function
 from attnlib.checks._threads import on_one_thread
+from attnlib.checks.engine import check_function
 
 Tensor = torch.Tensor
 

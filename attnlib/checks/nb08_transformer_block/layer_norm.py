@@ -20,8 +20,9 @@ import torch.nn.functional as F
 from attnlib.checks._exercise import Exercise, checker_of, failed, register
 from attnlib.checks._framework import Case, CheckResult, fixed_generator, randn64, vec
 from attnlib.checks._implementations import LAYER_NORM as NORMALISATIONS  # may not be called
-from attnlib.checks._run import call, check_function
+from attnlib.checks._outcomes import call
 from attnlib.checks._threads import on_one_thread
+from attnlib.checks.engine import check_function
 from attnlib.checks.nb08_transformer_block.layer_norm_mistakes import (
     CANCELLING,
     MISTAKES,

@@ -18,9 +18,8 @@ import attnlib
 from attnlib.checks._calls import Forbidden
 from attnlib.checks._exercise import Exercise, Mistake, checker_of, register
 from attnlib.checks._framework import Case, CheckResult, fixed_generator, randn64
-from attnlib.checks._run import check_function
 from attnlib.checks._threads import on_one_thread
-from attnlib.checks.nb08_transformer_block._naming import name_by_group
+from attnlib.checks.engine import check_function
 
 Tensor = torch.Tensor
 Fn = Callable[[Tensor], Tensor]
@@ -233,9 +232,12 @@ def check_residual_block_with_dropout(
 ) -> CheckResult:
     """Check ``residual_block(x, sublayer, norm, dropout, norm_first)``, pre- and post-norm."""
     cases = _cases()
-    result = check_function(RESIDUAL_BLOCK, fn, cases, MISTAKES, forbidden=RESIDUAL_IMPLEMENTATIONS)
-    if result.passed or not result.done or "The mistake:" in result.message:
-        return result
-    # A mistake in each wiring: name the one of the first failing case's wiring.
-    by_wiring = name_by_group(RESIDUAL_BLOCK, fn, cases, MISTAKES, lambda case: case.args[4])
-    return result if by_wiring is None else by_wiring
+    # A mistake in each wiring is named by the first failing case's wiring (its norm_first).
+    return check_function(
+        RESIDUAL_BLOCK,
+        fn,
+        cases,
+        MISTAKES,
+        forbidden=RESIDUAL_IMPLEMENTATIONS,
+        group_of=lambda case: case.args[4],
+    )

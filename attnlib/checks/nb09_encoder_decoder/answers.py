@@ -20,7 +20,7 @@ import torch
 
 from attnlib.checks._exercise import Exercise, Mistake, passed
 from attnlib.checks._framework import Case, CheckResult
-from attnlib.checks._run import check_function
+from attnlib.checks.engine import check_function
 
 
 @contextmanager

@@ -103,13 +103,9 @@ MISTAKES = (
         "then the line is already below peak_lr when the warm-up ends: the fall runs from "
         "step warmup, where the rate is peak_lr, to step n_steps.",
         lambda s, peak, w, n, f: peak * min(s / w, max(f, 1 - (1 - f) * s / n)),
-    ),
-    # the same, the warm-up and the fall written as two branches
-    Mistake(
-        "let the falling line start at step 0 instead of at the peak",
-        "then the line is already below peak_lr when the warm-up ends: the fall runs from "
-        "step warmup, where the rate is peak_lr, to step n_steps.",
-        lambda s, peak, w, n, f: peak * s / w if s <= w else peak * max(f, 1 - (1 - f) * s / n),
+        variants=(  # the warm-up and the fall written as two branches
+            lambda s, peak, w, n, f: peak * s / w if s <= w else peak * max(f, 1 - (1 - f) * s / n),
+        ),
     ),
     # the same, with the floor put around both lines (so under the warm-up too)
     Mistake(

@@ -192,12 +192,7 @@ MISTAKES = (
             _q(logits, target, eps, pad_id),
             lambda per, keep: per.mean(),
         ),
-    ),
-    Mistake(
-        "averaged over every position, the padding included",
-        "padding positions have no token to predict: their loss must not enter the average, "
-        "which runs over the positions whose target is not pad_id.",
-        _algebraic_unmasked,
+        variants=(_algebraic_unmasked,),
     ),
     Mistake(
         "zeroed the padding positions but divided by the number of all positions",

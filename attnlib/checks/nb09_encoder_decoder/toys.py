@@ -1,6 +1,7 @@
 """Small models whose next-token probabilities the beam-search check knows: notebook 09.
 
-A :class:`TableModel` has what a beam search calls, ``encode`` and ``decode``, and answers
+A :class:`TableModel` is the course's hand-set translator (:mod:`attnlib.course.hand_set`,
+whose ``encode`` it keeps) with another rule: it has what a beam search calls, and answers
 with next-token probabilities given by a function of the prefix (``<bos>`` first), at every
 position as a causal decoder does. Its logits are log-probabilities plus a different constant
 at each position, so an answer that adds up logits instead of log-probabilities goes wrong on
@@ -24,8 +25,10 @@ Rule = Callable[[list[int]], dict[int, float]]
 PAD, BOS, EOS, A, B, C = range(6)
 
 
-class TableModel(torch.nn.Module):
-    """A translator whose ``p(next | prefix)`` is ``rule(prefix)``, whatever the source."""
+class TableModel(hand_set.HandSetTranslator):
+    """A translator whose ``p(next | prefix)`` is ``rule(prefix)``, whatever the source: the
+    course's hand-set translator (its ``encode``) with another rule and every position's
+    logits."""
 
     def __init__(self, rule: Rule, vocab_size: int, name: str) -> None:
         super().__init__()
@@ -44,13 +47,6 @@ class TableModel(torch.nn.Module):
             probs[token] = p
         return (probs / probs.sum()).log()
 
-    def encode(
-        self, src: torch.Tensor, need_weights: bool = False
-    ) -> tuple[torch.Tensor, torch.Tensor, None]:
-        """A dummy memory and a source mask that allows everything (True = may attend)."""
-        ones = torch.ones(src.shape[0], 1, 1, src.shape[1], dtype=torch.bool)  # (B, 1, 1, S)
-        return torch.zeros(src.shape[0], 1, 1, dtype=torch.float64), ones, None
-
     def decode(
         self,
         tgt: torch.Tensor,
@@ -67,12 +63,6 @@ class TableModel(torch.nn.Module):
                 )
             )
         return torch.stack(rows), None, None  # (N, T, V)
-
-
-def _hand_set(prefix: list[int]) -> dict[int, float]:
-    """Notebook 09's toy (``hand_set``): A <eos> has the larger sum, B B B B <eos> the larger
-    mean. After an <eos> it goes on as after a B (a right answer never asks)."""
-    return hand_set.next_token_probs(prefix)
 
 
 def _pruning_trap(prefix: list[int]) -> dict[int, float]:
@@ -101,7 +91,13 @@ def _late_bloomer(prefix: list[int]) -> dict[int, float]:
 
 @cache
 def toy(name: str) -> TableModel:
-    rules = {"hand-set": (_hand_set, 5), "trap": (_pruning_trap, 6), "late": (_late_bloomer, 6)}
+    # The hand-set toy is notebook 09's own (A <eos> has the larger sum, B B B B <eos> the
+    # larger mean; after an <eos> it goes on as after a B, which a right answer never asks).
+    rules = {
+        "hand-set": (hand_set.next_token_probs, 5),
+        "trap": (_pruning_trap, 6),
+        "late": (_late_bloomer, 6),
+    }
     rule, vocab = rules[name]
     return TableModel(rule, vocab, f"the {name} toy")
 

@@ -4,9 +4,11 @@ attnlib's weights (random, LayerNorms too, so that every wrong wiring differs) a
 the learner's block; both run in float64, in eval mode on two cases and in training mode on a
 third, each call after the same seed, so that the dropout masks of a right block are attnlib's
 own. One case's caller passes a mask that blocks more than the future (a sliding window): a
-block uses the mask it is given. A wrong block is named by running each usual mistake
-(:mod:`.block_mistakes`) with the same weights on the same cases: the first that computes what
-the learner's block computed.
+block uses the mask it is given. Its submodules' names and shapes are looked at first; then the
+engine's class check (:func:`attnlib.checks.engine.check_module`) runs it on the cases and names
+a wrong block by running each usual mistake (:mod:`.block_mistakes`) with the same weights on the
+same cases: the first that computes what the learner's block computed (on the eval cases alone
+when one of them is wrong: a block may draw its random numbers in another order).
 """
 
 from __future__ import annotations
@@ -35,8 +37,9 @@ from attnlib.checks._framework import (
     randn64,
     task_of,
 )
-from attnlib.checks._run import Outcome, same_behaviour
+from attnlib.checks._outcomes import Outcome, same_behaviour
 from attnlib.checks._threads import one_thread
+from attnlib.checks.engine import ModuleCase, check_module, report
 from attnlib.checks.nb10_gpt.block_mistakes import MISTAKES
 from attnlib.gpt import GPTBlock, GPTConfig
 from attnlib.masks import causal_mask
@@ -159,10 +162,11 @@ def _structure_mistake(block: nn.Module, wanted: dict[str, tuple[int, ...]]) -> 
     return None
 
 
-def _problem(outcome: Outcome, expected: Outcome, case: BlockCase) -> str | None:
+def _problem(outcome: Outcome, case: ModuleCase) -> str | None:
+    """What is wrong with the block's outcome on a case, in this exercise's words."""
     if outcome.error is not None:
         return f"your forward raised {type(outcome.error).__name__}: {outcome.error}"
-    got, (y, weights) = outcome.value, expected.value
+    got, (y, weights) = outcome.value, case.expected
     if not isinstance(got, (tuple, list)) or len(got) != 2:
         shown = f"a tensor of shape {tuple(got.shape)}" if torch.is_tensor(got) else type(got)
         return f"forward should return the pair (y, weights), got {shown}"
@@ -196,32 +200,6 @@ def _property_problem(block: nn.Module, case: BlockCase) -> str | None:
                 f"changing only the last position's input changed the output at position "
                 f"{position}: a later token reaches an earlier one"
             )
-    return None
-
-
-def _recognise(runs: list[tuple[BlockCase, Outcome]], wrong: list[bool]) -> Mistake | None:
-    """The first mistake that computes what the learner's block computed: on every case, else
-    on every case the learner's got wrong. A block wrong in eval mode is judged on the eval
-    cases alone: it may draw its random numbers in another order (the attention called twice,
-    say), which changes the training case and nothing else."""
-    judged = [i for i, (case, _) in enumerate(runs) if not case.training]
-    if not any(wrong[i] for i in judged):
-        judged = list(range(len(runs)))
-    weights, wanted = reference().state_dict(), shapes(reference())
-    agreements = []
-    for mistake in MISTAKES:
-        block = mistake.fn(CONFIG)
-        if shapes(block) != wanted:
-            continue  # a mistake of structure: recognised before anything runs
-        block.load_state_dict(weights)
-        block = block.double()
-        agree = {i: same_behaviour(runs[i][1], run(block, runs[i][0]), TOLERANCE) for i in judged}
-        if all(agree.values()):
-            return mistake
-        agreements.append((mistake, agree))
-    for mistake, agree in agreements:
-        if all(same for i, same in agree.items() if wrong[i]):
-            return mistake
     return None
 
 
@@ -264,24 +242,39 @@ def _check(block_class: Callable[[GPTConfig], nn.Module]) -> CheckResult:
         return failed(ex, block_class, "its submodules", problem, mistake)
     block.load_state_dict(reference().state_dict())
     block = block.double()
-    reference_block, runs = reference(), []
-    for case in cases():
-        watch = CallWatch(BLOCK_IMPLEMENTATIONS)
-        try:
-            with watch:
-                runs.append((case, run(block, case)))
-        except NotImplementedError as error:
-            return not_done(ex, block_class, str(error) or task_of(block_class))
-        if watch.seen:
-            return refused(ex, block_class, watch.seen)
-    problems = [_problem(got, run(reference_block, case), case) for case, got in runs]
-    wrong = [problem is not None for problem in problems]
-    if not any(wrong):
-        return passed(ex, block_class, f"all {len(runs)} cases, in eval and in training mode")
-    first = wrong.index(True)
-    case = runs[first][0]
-    mistake = _recognise(runs, wrong)
-    problem = problems[first]
-    if mistake is None:
-        problem = _property_problem(block, case) or problem
-    return failed(ex, block_class, f"case '{case.description}'", str(problem), mistake)
+    block_cases = cases()
+    by_value = [m for m in MISTAKES if shapes(m.fn(CONFIG)) == wanted]  # the rest: by structure
+    verdict = check_module(
+        block_class,
+        [_as_module_case(case) for case in block_cases],
+        by_value,
+        forbidden=BLOCK_IMPLEMENTATIONS,
+        atol=TOLERANCE[0],
+        rtol=TOLERANCE[1],
+        judge=_problem,
+        eval_first=True,
+        crash_lines=False,
+    )
+    if verdict.kind == "passed":
+        what = f"all {len(block_cases)} cases, in eval and in training mode"
+        return passed(ex, block_class, what)
+    if verdict.kind == "failed" and verdict.mistake is None:
+        case = next(c for c in block_cases if f"case '{c.description}'" == verdict.where)
+        problem = _property_problem(block, case) or verdict.problem
+        return failed(ex, block_class, verdict.where, problem, None)
+    return report(ex, block_class, verdict)
+
+
+def _as_module_case(case: BlockCase) -> ModuleCase:
+    """The case as the engine runs it: built from the config, attnlib's weights loaded, called
+    on ``(x, mask)`` in the case's mode after the seed; expected, what attnlib's block gives."""
+    expected = run(reference(), case)
+    return ModuleCase(
+        case.description,
+        (CONFIG,),
+        dict(reference().named_parameters()),
+        (case.x, case.mask),
+        expected.value,
+        training=case.training,
+        seed=SEED,
+    )

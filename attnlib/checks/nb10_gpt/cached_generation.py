@@ -30,7 +30,7 @@ from attnlib.checks._exercise import (
     register,
 )
 from attnlib.checks._framework import CheckResult, fixed_generator, randn64, task_of
-from attnlib.checks._run import Outcome, same_behaviour
+from attnlib.checks._outcomes import Outcome, same_behaviour
 from attnlib.checks._threads import one_thread
 from attnlib.checks.nb10_gpt.cache_mistakes import MISTAKES, NO_CACHE, ONLY_NEW, VARIANTS
 from attnlib.gpt import GPT, GPTConfig

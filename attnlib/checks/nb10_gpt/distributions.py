@@ -10,7 +10,7 @@ from __future__ import annotations
 import torch
 
 from attnlib.checks._framework import Case
-from attnlib.checks._run import Property
+from attnlib.checks.engine import Property
 
 
 def _problem(got: object, case: Case) -> str | None:

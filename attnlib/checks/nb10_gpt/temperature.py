@@ -22,8 +22,8 @@ from attnlib.checks._framework import Case, CheckResult, fixed_generator
 from attnlib.checks._implementations import LOG_SOFTMAX, LOGSUMEXP, SOFTMAX
 from attnlib.checks._outcomes import call
 from attnlib.checks._threads import one_thread
+from attnlib.checks.engine import check_function
 from attnlib.checks.nb10_gpt.distributions import rows_are_distributions
-from attnlib.checks.nb10_gpt.several import check_naming_several
 from attnlib.checks.nb10_gpt.temperature_mistakes import BY_SHAPE, DIVIDED_FIRST, MISTAKES
 
 Tensor = torch.Tensor
@@ -132,14 +132,14 @@ def check_my_temperature_probs(fn: Callable[[Tensor, float], Tensor]) -> CheckRe
 
 
 def _check(fn: Callable[[Tensor, float], Tensor], cases: list[Case]) -> CheckResult:
-    return check_naming_several(
+    return check_function(
         TEMPERATURE,
         fn,
         cases,
         MISTAKES,
         forbidden=SOFTMAX_IMPLEMENTATIONS,
         properties=(rows_are_distributions(),),
-        by_shape=BY_SHAPE,
+        several=BY_SHAPE,
         dtypes=(),
     )
 

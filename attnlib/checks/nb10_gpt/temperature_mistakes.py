@@ -14,7 +14,7 @@ import torch
 import torch.nn.functional as F
 
 from attnlib.checks._exercise import Mistake
-from attnlib.checks.nb10_gpt.several import ByShape
+from attnlib.checks.engine import ByShape
 
 Tensor = torch.Tensor
 

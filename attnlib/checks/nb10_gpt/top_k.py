@@ -17,7 +17,7 @@ import attnlib
 from attnlib.checks._calls import Forbidden
 from attnlib.checks._exercise import Exercise, Mistake, checker_of, register
 from attnlib.checks._framework import Case, CheckResult, fixed_generator
-from attnlib.checks.nb10_gpt.several import ByShape, check_naming_several
+from attnlib.checks.engine import ByShape, check_function
 
 Tensor = torch.Tensor
 INF = float("inf")
@@ -216,6 +216,6 @@ def check_my_top_k_logits(fn: Callable[[Tensor, int], Tensor]) -> CheckResult:
     Shapes:
         logits: ``(..., V)`` with ``1 ≤ k ≤ V``; returns ``(..., V)``.
     """
-    return check_naming_several(
-        TOP_K, fn, _cases(), MISTAKES, forbidden=TOP_K_IMPLEMENTATIONS, by_shape=BY_SHAPE
+    return check_function(
+        TOP_K, fn, _cases(), MISTAKES, forbidden=TOP_K_IMPLEMENTATIONS, several=BY_SHAPE
     )

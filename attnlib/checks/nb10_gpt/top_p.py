@@ -20,8 +20,8 @@ import attnlib
 from attnlib.checks._calls import Forbidden
 from attnlib.checks._exercise import Exercise, checker_of, register
 from attnlib.checks._framework import Case, CheckResult, fixed_generator, vec
+from attnlib.checks.engine import check_function
 from attnlib.checks.nb10_gpt.distributions import rows_are_distributions
-from attnlib.checks.nb10_gpt.several import check_naming_several
 from attnlib.checks.nb10_gpt.top_p_mistakes import BY_SHAPE, MISTAKES
 
 Tensor = torch.Tensor
@@ -103,7 +103,7 @@ def check_my_top_p_probs(fn: Callable[[Tensor, float], Tensor]) -> CheckResult:
     Shapes:
         probs: ``(..., V)``, each row summing to 1, ``0 < top_p ≤ 1``; returns ``(..., V)``.
     """
-    return check_naming_several(
+    return check_function(
         TOP_P,
         fn,
         _cases(),
@@ -112,5 +112,5 @@ def check_my_top_p_probs(fn: Callable[[Tensor, float], Tensor]) -> CheckResult:
         properties=(rows_are_distributions(),),
         atol=1e-7,
         rtol=1e-6,
-        by_shape=BY_SHAPE,
+        several=BY_SHAPE,
     )

@@ -12,7 +12,7 @@ import torch
 
 from attnlib.checks._exercise import Mistake
 from attnlib.checks._slips import EPSILONS, with_epsilons
-from attnlib.checks.nb10_gpt.several import ByShape
+from attnlib.checks.engine import ByShape
 
 Tensor = torch.Tensor
 

@@ -1,6 +1,5 @@
 """Notebook 11: what the checks look at besides the outputs of their cases.
 
-- :func:`edits_its_input`: a function right on every case that changes the caller's tensor;
 - :func:`named_by_parameters`: a class whose weights do not load, named when its parameters
   are exactly those of a known mistake (``gamma`` and ``beta``, linear maps without biases);
 - :func:`start_problem`: a freshly built LayerNorm that does not start at ones and zeros;
@@ -17,25 +16,10 @@ from typing import Any
 import torch
 
 from attnlib.checks._exercise import Exercise, Mistake, failed
-from attnlib.checks._framework import Case, CheckResult
-from attnlib.checks._run import Outcome, call, recognise, same_behaviour
-from attnlib.checks.nb11_pretrained._modules import ModuleCase, Verdict
-
-
-def edits_its_input(fn: Callable[..., Any], cases: Sequence[Case]) -> Case | None:
-    """The first case whose tensors the function changes (a right result, computed in place)."""
-    for case in cases:
-        args = tuple(a.clone() if isinstance(a, torch.Tensor) else a for a in case.args)
-        try:
-            fn(*args)
-        except Exception:  # a right answer does not raise
-            continue
-        if any(
-            isinstance(a, torch.Tensor) and not torch.equal(a, b)
-            for a, b in zip(args, case.args, strict=True)
-        ):
-            return case
-    return None
+from attnlib.checks._framework import Case, CheckResult, tolerance
+from attnlib.checks._outcomes import Outcome, call, same_behaviour
+from attnlib.checks.engine.classes import ModuleCase, Verdict
+from attnlib.checks.engine.naming import recognise, two_d_only
 
 
 def named_by_parameters(
@@ -70,19 +54,16 @@ def start_problem(cls: Callable[..., Any], init_args: tuple[Any, ...]) -> str | 
 
 
 def only_two_d_right(
-    fn: Callable[..., Any], cases: Sequence[Case], tolerance: Callable[[Case], tuple[float, float]]
+    fn: Callable[..., Any],
+    cases: Sequence[Case],
+    tolerance_of: Callable[[Case], tuple[float, float]],
 ) -> bool:
     """Whether ``fn`` is right on every case whose first argument is 2-D and wrong on another."""
     right = [
-        same_behaviour(call(fn, case), Outcome(value=case.expected), tolerance(case))
+        same_behaviour(call(fn, case), Outcome(value=case.expected), tolerance_of(case))
         for case in cases
     ]
-    two_d = [case.args[0].dim() == 2 for case in cases]
-    return (
-        any(two_d)
-        and all(ok for ok, flat in zip(right, two_d, strict=True) if flat)
-        and not all(right)
-    )
+    return two_d_only(cases, right)
 
 
 def named_again(
@@ -91,12 +72,12 @@ def named_again(
     cases: Sequence[Case],
     mistakes: Sequence[Mistake],
     result: CheckResult,
-    tolerance: tuple[float, float],
+    allowed: tuple[float, float],
     *,
     loose: bool = False,
 ) -> CheckResult:
     """``result``, unless it failed without naming a mistake: then, with its case and problem,
-    the mistake the answer behaves like when compared at ``tolerance`` for every case
+    the mistake the answer behaves like when compared at ``allowed`` (atol, rtol) for every case
     (``loose``: float32's, for an answer that computes a mistake in float32 on float64 cases),
     on the cases where it raised no error and gave a tensor, when it broke so on one case at
     most (a mistake whose arithmetic also breaks on an edge case: an empty loop's sum is 0, not
@@ -116,19 +97,13 @@ def named_again(
     if len(kept) < len(cases) - 1:
         return result
 
-    def of(case: Case) -> tuple[float, float]:
-        return (
-            tolerance[0] if case.atol is None else case.atol,
-            tolerance[1] if case.rtol is None else case.rtol,
-        )
-
     wrong = [
-        not same_behaviour(outcome, Outcome(value=case.expected), of(case))
+        not same_behaviour(outcome, Outcome(value=case.expected), tolerance(case, *allowed))
         for case, outcome in kept
     ]
     if not any(wrong):
         return result
-    found = recognise(mistakes, [c for c, _ in kept], [o for _, o in kept], wrong, *tolerance)
+    found = recognise(mistakes, [c for c, _ in kept], [o for _, o in kept], wrong, *allowed)
     if found is None:
         return result
     where, problem = first.split("': ", 1)

@@ -22,7 +22,7 @@ from attnlib.checks._exercise import Exercise, Mistake, checker_of, register
 from attnlib.checks._framework import CheckResult, fixed_generator
 from attnlib.checks._implementations import ATTENTION as ATTENTION_FUNCTIONS
 from attnlib.checks._implementations import ATTENTION_MODULES
-from attnlib.checks.nb11_pretrained._modules import (
+from attnlib.checks.engine.classes import (
     ModuleCase,
     Verdict,
     check_module,

@@ -20,8 +20,7 @@ import attnlib
 from attnlib.checks._calls import CallWatch, Forbidden
 from attnlib.checks._exercise import Exercise, checker_of, register
 from attnlib.checks._framework import CheckResult, fixed_generator
-from attnlib.checks.nb11_pretrained import attention, feed_forward, layer_norm, minilm_layers
-from attnlib.checks.nb11_pretrained._modules import (
+from attnlib.checks.engine.classes import (
     ModuleCase,
     Verdict,
     check_module,
@@ -30,6 +29,7 @@ from attnlib.checks.nb11_pretrained._modules import (
     report,
     task_of_class,
 )
+from attnlib.checks.nb11_pretrained import attention, feed_forward, layer_norm, minilm_layers
 from attnlib.checks.nb11_pretrained.encoder_layer_mistakes import MISTAKES
 from attnlib.course import own_encoder
 

@@ -20,14 +20,14 @@ import attnlib
 from attnlib.checks._calls import Forbidden
 from attnlib.checks._exercise import Exercise, Mistake, checker_of, register
 from attnlib.checks._framework import CheckResult, fixed_generator
-from attnlib.checks.nb11_pretrained._after import named_by_parameters
-from attnlib.checks.nb11_pretrained._modules import (
+from attnlib.checks.engine.classes import (
     ModuleCase,
     Verdict,
     check_module,
     random_state,
     report,
 )
+from attnlib.checks.nb11_pretrained._after import named_by_parameters
 
 Tensor = torch.Tensor
 

@@ -18,14 +18,14 @@ from torch import nn
 from attnlib.checks._exercise import Exercise, checker_of, register
 from attnlib.checks._framework import CheckResult, fixed_generator
 from attnlib.checks._implementations import LAYER_NORM as FORBIDDEN  # may not be called
-from attnlib.checks.nb11_pretrained._after import named_by_parameters, start_problem
-from attnlib.checks.nb11_pretrained._modules import (
+from attnlib.checks.engine.classes import (
     ModuleCase,
     Verdict,
     check_module,
     random_state,
     report,
 )
+from attnlib.checks.nb11_pretrained._after import named_by_parameters, start_problem
 from attnlib.checks.nb11_pretrained.layer_norm_mistakes import (  # noqa: F401 (re-exported)
     GAMMA_BETA,
     MISTAKES,

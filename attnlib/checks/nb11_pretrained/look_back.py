@@ -16,7 +16,7 @@ import torch
 from attnlib.checks._calls import Forbidden
 from attnlib.checks._exercise import Exercise, Mistake, checker_of, failed, register
 from attnlib.checks._framework import Case, CheckResult, fixed_generator
-from attnlib.checks._run import check_function
+from attnlib.checks.engine import check_function
 from attnlib.checks.nb11_pretrained._after import named_again, only_two_d_right
 from attnlib.course import inspection
 

@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 from attnlib.checks._exercise import Exercise, Mistake, checker_of, register
 from attnlib.checks._framework import Case, CheckResult
-from attnlib.checks._run import check_function
+from attnlib.checks.engine import check_function
 
 CAUSAL_TILE_FLOPS = register(
     Exercise(

@@ -21,7 +21,7 @@ import attnlib
 from attnlib.checks._calls import Forbidden
 from attnlib.checks._exercise import Exercise, checker_of, failed, register
 from attnlib.checks._framework import Case, CheckResult, fixed_generator
-from attnlib.checks._run import check_function
+from attnlib.checks.engine import check_function
 from attnlib.checks.nb12_efficient.merge_mistakes import IN_PLACE, MISTAKES
 
 Tensor = torch.Tensor

@@ -25,7 +25,7 @@ import attnlib
 from attnlib.checks._exercise import Exercise, checker_of, failed, passed, register
 from attnlib.checks._framework import Case, CheckResult, fixed_generator
 from attnlib.checks._implementations import ATTENTION, ATTENTION_MODULES
-from attnlib.checks._run import check_function
+from attnlib.checks.engine import check_function
 from attnlib.checks.nb12_efficient.merge import ONLINE_SOFTMAX
 from attnlib.checks.nb12_efficient.tiled_mistakes import MISTAKES, WHOLE_MATRIX
 

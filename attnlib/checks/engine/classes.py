@@ -1,4 +1,5 @@
-"""Notebook 11's capstone: run a learner's ``nn.Module`` class on cases and name its mistake.
+"""Run a learner's ``nn.Module`` class on cases and name its mistake: the engine's check of a
+class, beside :func:`~attnlib.checks.engine.functions.check_function` for a function.
 
 A :class:`ModuleCase` builds the class with its arguments (``MyLayerNorm(8, 0.1)``), moves it
 to the case's dtype, copies given weights into its parameters **by name** (what the MiniLM
@@ -6,8 +7,10 @@ loader will do), runs ``forward`` on copies of the inputs and compares what come
 reference's; for the attention and the layer only the real tokens' rows count (``keep``). Each
 mistake of an exercise's table is a learner-style class with the same parameters: it gets the
 same weights and inputs, and the first whose outputs are the learner's on every case is named,
-as :func:`attnlib.checks._run.check_function` does for functions. The whole run is watched for
+as :func:`~attnlib.checks.engine.functions.check_function` does for functions (with the same
+:func:`~attnlib.checks.engine.naming.recognise` and crash report). The whole run is watched for
 calls of the implementation the exercise asks for (:class:`~attnlib.checks._calls.CallWatch`).
+Serves the checkers of notebooks 08, 10 and 11.
 """
 
 from __future__ import annotations
@@ -20,9 +23,12 @@ import torch
 from torch import nn
 
 from attnlib.checks._calls import NOTHING, CallWatch, Forbidden
-from attnlib.checks._exercise import Exercise, Mistake, failed, not_done, passed, refused
-from attnlib.checks._framework import Case, CheckResult, compare_outputs
-from attnlib.checks._run import Outcome, crash_report, dtype_changed, recognise
+from attnlib.checks._exercise import Exercise, failed, not_done, passed, refused
+from attnlib.checks._framework import Case, CheckResult, compare_outputs, describe, tolerance
+from attnlib.checks._mistake import Mistake, every_way
+from attnlib.checks._outcomes import Outcome
+from attnlib.checks.engine.kinds import dtype_changed
+from attnlib.checks.engine.naming import crash_report, recognise
 
 Tensor = torch.Tensor
 
@@ -38,7 +44,10 @@ def _as_is(result: Any) -> Any:
 @dataclass(frozen=True)
 class ModuleCase:
     """One build and one call of the learner's class: ``cls(*init_args)``, the weights ``state``
-    loaded by name, then ``forward(*inputs)``; ``keep`` restricts what is compared."""
+    loaded by name, then ``forward(*inputs)``; ``keep`` restricts what is compared. The module
+    runs in eval mode, or in training mode with ``training``; with ``seed``, the random numbers
+    are seeded just before the call (a right module then draws the reference's dropout);
+    ``prepare`` changes the loaded module before it runs (its dropout made a fixed pattern)."""
 
     description: str
     init_args: tuple[Any, ...]
@@ -49,6 +58,9 @@ class ModuleCase:
     dtype: torch.dtype = torch.float64
     atol: float | None = None
     rtol: float | None = None
+    training: bool = False
+    seed: int | None = None
+    prepare: Callable[[nn.Module], nn.Module] = _as_is
 
 
 @dataclass(frozen=True)
@@ -62,6 +74,10 @@ class Verdict:
     mistake: Mistake | None = None
     called: tuple[str, ...] = ()  # refused: the forbidden calls seen
     task: str = ""  # not_done: the stub's task
+    # passed and failed: each case's outcome and what is wrong with it (None: right), for a
+    # checker that names a mistake the cases show in another way (a misplaced dropout, say)
+    outcomes: tuple[Outcome, ...] = ()
+    problems: tuple[str | None, ...] = ()
 
 
 def signature(cls: object, init_args: Sequence[Any]) -> str:
@@ -97,24 +113,30 @@ def load_weights(module: nn.Module, state: Mapping[str, Tensor], what: str) -> N
 
 
 def build(cls: Callable[..., Any], case: ModuleCase) -> nn.Module:
-    """``cls(*case.init_args)`` in the case's dtype, with the case's weights, in eval mode."""
+    """``cls(*case.init_args)`` in the case's dtype, with the case's weights, in the case's
+    mode (eval unless ``training``)."""
     module = cls(*case.init_args)
     if not isinstance(module, nn.Module):
         raise TypeError(f"it gives a {type(module).__name__}, not an nn.Module")
     module = module.to(case.dtype)
     load_weights(module, case.state, signature(cls, case.init_args))
-    return module.eval()
+    return case.prepare(module).train(case.training)
 
 
 def _copies(values: Sequence[Any]) -> tuple[Any, ...]:
     return tuple(v.clone() if isinstance(v, Tensor) else v for v in values)
 
 
-def run(cls: Callable[..., Any], case: ModuleCase) -> Any:
-    """Build ``cls`` for the case and return what its forward gives, through ``keep``."""
-    module = build(cls, case)
+def _forward(module: nn.Module, case: ModuleCase) -> Any:
+    if case.seed is not None:
+        torch.manual_seed(case.seed)
     with torch.no_grad():
         return case.keep(module(*_copies(case.inputs)))
+
+
+def run(cls: Callable[..., Any], case: ModuleCase) -> Any:
+    """Build ``cls`` for the case and return what its forward gives, through ``keep``."""
+    return _forward(build(cls, case), case)
 
 
 def attempt(cls: Callable[..., Any], case: ModuleCase) -> tuple[Outcome, str]:
@@ -127,18 +149,11 @@ def attempt(cls: Callable[..., Any], case: ModuleCase) -> tuple[Outcome, str]:
     except Exception as error:  # the learner's bug, reported instead of a traceback
         return Outcome(error=error), "building"
     try:
-        with torch.no_grad():
-            return Outcome(value=case.keep(module(*_copies(case.inputs)))), "forward"
+        return Outcome(value=_forward(module, case)), "forward"
     except NotImplementedError:
         raise
     except Exception as error:
         return Outcome(error=error), "forward"
-
-
-def _describe(value: Any) -> str:
-    if isinstance(value, Tensor):
-        return f"a tensor of shape {tuple(value.shape)}"
-    return f"a {type(value).__name__}"
 
 
 def compare(got: Any, expected: Any, names: Sequence[str], atol: float, rtol: float) -> str | None:
@@ -146,7 +161,8 @@ def compare(got: Any, expected: Any, names: Sequence[str], atol: float, rtol: fl
     if isinstance(expected, tuple):
         if not isinstance(got, (tuple, list)) or len(got) != len(expected):
             wanted = ", ".join(names[: len(expected)])
-            return f"forward should return {len(expected)} results ({wanted}), got {_describe(got)}"
+            shown = describe(got, article=True)
+            return f"forward should return {len(expected)} results ({wanted}), got {shown}"
         for name, part, right in zip(names, got, expected, strict=False):
             problem = compare_outputs(part, right, name, atol, rtol)
             if problem is not None:
@@ -155,6 +171,9 @@ def compare(got: Any, expected: Any, names: Sequence[str], atol: float, rtol: fl
     if isinstance(got, (tuple, list)):
         return f"forward should return one tensor, {names[0]}, got a {type(got).__name__}"
     return compare_outputs(got, expected, names[0], atol, rtol)
+
+
+Judge = Callable[[Outcome, ModuleCase], str | None]
 
 
 def check_module(
@@ -167,6 +186,9 @@ def check_module(
     atol: float = 1e-6,
     rtol: float = 1e-5,
     keep_dtype: bool = False,
+    judge: Judge | None = None,
+    eval_first: bool = False,
+    crash_lines: bool = True,
 ) -> Verdict:
     """Run the learner's class on every case; on a failure, name the mistake it behaves like.
 
@@ -174,9 +196,13 @@ def check_module(
     float32 (a softmax, say) is right, and every mistake departs by far more. With
     ``keep_dtype`` (a task that asks for any float dtype), every float output must come back
     in its case's dtype, as a module of that dtype gives it: a step computed in float32 is
-    right only when its result is brought back."""
+    right only when its result is brought back. Options: ``judge(outcome, case)`` says what is
+    wrong with one case's outcome in the exercise's own words (None: right); with
+    ``eval_first``, a class wrong in eval mode is judged on the eval cases alone (it may draw
+    its random numbers in another order, which changes only the training cases); without
+    ``crash_lines``, a crash is reported by its message alone."""
     if not isinstance(cls, type):
-        problem = f"expected a class (an nn.Module subclass), got {_describe(cls)}"
+        problem = f"expected a class (an nn.Module subclass), got {describe(cls, article=True)}"
         return Verdict("failed", where="as a whole", problem=problem)
     outcomes, problems = [], []
     for case in cases:
@@ -189,38 +215,86 @@ def check_module(
         if watch.seen:
             return Verdict("refused", called=tuple(watch.seen))
         outcomes.append(outcome)
-        tolerance = (
-            atol if case.atol is None else case.atol,
-            rtol if case.rtol is None else case.rtol,
-        )
-        if outcome.error is None:
-            problems.append(compare(outcome.value, case.expected, output_names, *tolerance))
-        elif isinstance(outcome.error, WeightsDoNotFitError):
-            problems.append(str(outcome.error))
+        if judge is not None and stage == "forward":
+            problems.append(judge(outcome, case))
         else:
-            built = signature(cls, case.init_args)
-            who = built if stage == "building" else f"{built}.forward"
-            problems.append(f"{who} raised {type(outcome.error).__name__}: {outcome.error}")
+            problems.append(_problem(cls, case, outcome, stage, output_names, atol, rtol))
     wrong = [problem is not None for problem in problems]
     if not any(wrong):
         changed = _dtype_changed(cases, outcomes, output_names) if keep_dtype else None
         if changed is not None:
             return changed
-        return Verdict(
-            "passed", what="the 1 case" if len(cases) == 1 else f"all {len(cases)} cases"
-        )
+        what = "the 1 case" if len(cases) == 1 else f"all {len(cases)} cases"
+        return Verdict("passed", what=what, outcomes=tuple(outcomes), problems=tuple(problems))
     first = wrong.index(True)
-    as_cases = [Case(c.description, (c,), c.expected, c.atol, c.rtol) for c in cases]
-    theirs = {id(case): outcome.value for case, outcome in zip(cases, outcomes, strict=True)}
-    as_functions = [Mistake(m.name, m.why, _runner(m.fn, theirs)) for m in mistakes]
-    mistake = recognise(as_functions, as_cases, outcomes, wrong, atol, rtol)
+    judged = _judged(cases, wrong, eval_first)
+    mistake = recognise_class(
+        mistakes,
+        [cases[i] for i in judged],
+        [outcomes[i] for i in judged],
+        [wrong[i] for i in judged],
+        atol,
+        rtol,
+    )
     where, problem = f"case '{cases[first].description}'", str(problems[first])
     error = outcomes[first].error
-    if error is not None and not isinstance(error, WeightsDoNotFitError):
+    if crash_lines and error is not None and not isinstance(error, WeightsDoNotFitError):
         # where in the learner's module, and the slip the crash shows
         lines, mistake = crash_report(error, _float_dtype(cases[first]), mistake)
         problem += lines
-    return Verdict("failed", where=where, problem=problem, mistake=mistake)
+    return Verdict(
+        "failed",
+        where=where,
+        problem=problem,
+        mistake=mistake,
+        outcomes=tuple(outcomes),
+        problems=tuple(problems),
+    )
+
+
+def _problem(
+    cls: object,
+    case: ModuleCase,
+    outcome: Outcome,
+    stage: str,
+    output_names: Sequence[str],
+    atol: float,
+    rtol: float,
+) -> str | None:
+    """What is wrong with one case's outcome, None when it is right."""
+    if outcome.error is None:
+        return compare(outcome.value, case.expected, output_names, *tolerance(case, atol, rtol))
+    if isinstance(outcome.error, WeightsDoNotFitError):
+        return str(outcome.error)
+    built = signature(cls, case.init_args)
+    who = built if stage == "building" else f"{built}.forward"
+    return f"{who} raised {type(outcome.error).__name__}: {outcome.error}"
+
+
+def _judged(cases: Sequence[ModuleCase], wrong: Sequence[bool], eval_first: bool) -> list[int]:
+    """The cases a mistake is judged on: all, or with ``eval_first`` the eval-mode ones when
+    the answer is wrong on one of them."""
+    in_eval = [i for i, case in enumerate(cases) if not case.training]
+    if eval_first and any(wrong[i] for i in in_eval):
+        return in_eval
+    return list(range(len(cases)))
+
+
+def recognise_class(
+    mistakes: Sequence[Mistake],
+    cases: Sequence[ModuleCase],
+    outcomes: Sequence[Outcome],
+    wrong: Sequence[bool],
+    atol: float,
+    rtol: float,
+) -> Mistake | None:
+    """The mistake (a class) whose outputs are the learner's, as
+    :func:`~attnlib.checks.engine.naming.recognise` names a function's: each mistake becomes a
+    function of a case that builds it with the case's weights and runs it."""
+    as_cases = [Case(c.description, (c,), c.expected, c.atol, c.rtol) for c in cases]
+    theirs = {id(case): outcome.value for case, outcome in zip(cases, outcomes, strict=True)}
+    as_functions = [Mistake(m.name, m.why, _runner(m.fn, theirs)) for m in every_way(mistakes)]
+    return recognise(as_functions, as_cases, outcomes, wrong, atol, rtol)
 
 
 def _float_dtype(case: ModuleCase) -> str:
