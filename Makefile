@@ -64,7 +64,8 @@ lab-instructors: setup
 # under 3 minutes on a 2-core machine. The pip set-up test and the browser test run side by
 # side (each prints when it is done): pip installs on one core, and the browser test leaves
 # about a third of two cores idle while it waits on the page. So do the platforms last:
-# Binder's set-up (pip, one core), the simulated Colab and the website.
+# Binder's set-up (pip, one core), the simulated Colab and the website. CI
+# (.github/workflows/course.yml) runs each of these stages as a job of its own, side by side.
 test: setup instructor browser-deps grading-deps $(WEBSITE_STAMP)
 	@start=$$(date +%s); \
 	$(MAKE) --no-print-directory lint unit && \
