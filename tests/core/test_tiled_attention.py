@@ -156,6 +156,7 @@ def test_the_same_loop_with_and_without_autograd() -> None:
     assert torch.equal(training.detach(), inference)
 
 
+@pytest.mark.slow  # averages many draws: `make unit` runs it, `make unit-fast` does not
 def test_dropout_drops_normalised_weights() -> None:
     # Averaged over many draws, dropout with rescaling leaves the expected output unchanged.
     torch.manual_seed(0)

@@ -81,6 +81,7 @@ def test_benchmark_measures_every_method_on_small_inputs() -> None:
     assert benchmark.matmul_gflops(size=128, repetitions=2) > 0
 
 
+@pytest.mark.slow  # a fresh Python per point: `make unit` runs it, `make unit-fast` does not
 def test_benchmark_memory_point_runs_in_a_fresh_process() -> None:
     naive = benchmark.measure_peak_memory("naive", 1024)
     tiled = benchmark.measure_peak_memory("tiled", 1024)

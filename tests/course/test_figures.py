@@ -47,7 +47,17 @@ def _titled(fig: Figure) -> None:
     assert any([fig.get_suptitle(), *(ax.get_title() for ax in fig.axes)]), "no title"
 
 
-@pytest.mark.parametrize("name", sorted(make_figures.FIGURES))
+# Drawing it trains the date translator (minutes): `make unit` draws it, `make unit-fast` does not.
+SLOW_FIGURES = {"date_cross_attention.png"}
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(name, marks=pytest.mark.slow) if name in SLOW_FIGURES else name
+        for name in sorted(make_figures.FIGURES)
+    ],
+)
 def test_figure_is_written_deterministically(name: str, tmp_path: Path) -> None:
     _drawn_twice(make_figures.FIGURES[name], _labelled_axes, tmp_path)
 

@@ -32,6 +32,7 @@ def test_the_reference_is_the_default_recipe_in_float64(
     assert record["recipe"] == f"attnlib.course.date_translator.train_date_translator(seed={SEED})"
 
 
+@pytest.mark.slow  # trains the translator again: `make unit` runs it, `make unit-fast` does not
 def test_a_fresh_run_reproduces_the_stored_losses_until_rounding_can_matter(
     reference: date_translator.DateTranslator,
 ) -> None:

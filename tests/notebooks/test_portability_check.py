@@ -142,6 +142,7 @@ PORTABLE = [
 ]
 
 
+@pytest.mark.slow  # a kernel in a subprocess: `make unit` runs it, `make unit-fast` does not
 def test_the_noise_is_active_in_the_kernel(tmp_path: Path) -> None:
     probe = ("import torch\nprint(torch._C._len_torch_dispatch_stack())", "1\n")
     for direction in ("up", "down"):
