@@ -3,9 +3,13 @@
 The rule, erring toward running more: a notebook runs when it changed (in either edition),
 or when the notebook imports a changed attnlib module, or any module that imports one, or
 uses a name one of them defines (as an attribute, ``attnlib.causal_mask``, or imported); a
-checker of notebook NN (attnlib/checks/nbNN_*) runs notebook NN; a change to what every
-notebook reads (an attnlib file that is not a module, a package's ``__init__.py``, a deleted
-module, the nbval set-up, the dependencies) runs every notebook.
+checker of notebook NN (attnlib/checks/nbNN_*, its ``__init__.py`` too) runs notebook NN; a
+package's ``__init__.py`` is a module like the others (``attnlib/__init__.py``, which every
+notebook imports, runs every notebook); a change to what every notebook reads (an attnlib file
+that is not a module, a deleted module, the nbval set-up, the dependencies) runs every
+notebook. The worked solutions (``attnlib/data/solutions.json``) are written from the
+instructors' notebooks by ``make editions`` and checked against them by the unit tests: the
+notebooks they come from changed too, and run for that.
 
 "A change" is every file that differs between the working tree (untracked files included)
 and the merge-base of HEAD with ``--base`` (``main`` unless told). Prints one notebook path a
@@ -37,6 +41,8 @@ READ_BY_EVERY_NOTEBOOK = {
     "pyproject.toml",
     "Makefile",
 }
+# attnlib files written from the notebooks (make editions), which the notebooks' own change runs.
+WRITTEN_FROM_THE_NOTEBOOKS = {f"{PACKAGE}/data/solutions.json"}
 NOTEBOOK_NAME = re.compile(r"(?:instructors/)?notebooks/(\d\d)_[^/]*\.ipynb")
 CHECKER_FOLDER = re.compile(rf"{PACKAGE}/checks/nb(\d\d)_")
 
@@ -102,8 +108,32 @@ def _imported(module: str, path: Path, modules: dict[str, Path]) -> set[str]:
                 origin = node.module or ""
             for alias in node.names:
                 submodule = f"{origin}.{alias.name}"
-                found.add(submodule if submodule in modules else origin)
+                if submodule in modules:
+                    found.add(submodule)
+                else:
+                    found.add(_origin_of(origin, alias.name, modules))
     return {name for name in found if name in modules}
+
+
+def _origin_of(module: str, name: str, modules: dict[str, Path], depth: int = 0) -> str:
+    """Where ``name``, imported from ``module``, is defined: a package's ``__init__`` that
+    re-exports it (``from attnlib.checks.engine import check_function``) passes the import on
+    to the submodule it takes it from, so a change there reaches the importer."""
+    path = modules.get(module)
+    if path is None or path.name != "__init__.py" or depth > 5:
+        return module
+    for node in _tree(path).body:
+        if isinstance(node, ast.ImportFrom) and any(
+            (alias.asname or alias.name) == name for alias in node.names
+        ):
+            anchor = module.split(".")[: len(module.split(".")) - node.level + 1]
+            origin = (
+                ".".join([*anchor, *([node.module] if node.module else [])])
+                if node.level
+                else node.module or ""
+            )
+            return _origin_of(origin, name, modules, depth + 1)
+    return module
 
 
 def _defined_names(path: Path) -> set[str]:
@@ -118,6 +148,18 @@ def _defined_names(path: Path) -> set[str]:
             if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
                 return set(ast.literal_eval(node.value))
     return {name for name in names if not name.startswith("_")}
+
+
+def _reachable_names(path: Path) -> set[str]:
+    """The names of a module a notebook can reach. A notebook reaches a checker's module only
+    through what its notebook's package exports (``checks.check_…``): its other names (a
+    ``Tensor`` alias, a ``MISTAKES`` table) would match any notebook's ``torch.Tensor``."""
+    names = _defined_names(path)
+    relative = path.relative_to(ROOT)
+    if not CHECKER_FOLDER.match(relative.as_posix()) or path.name == "__init__.py":
+        return names
+    package_init = ROOT.joinpath(*relative.parts[:3], "__init__.py")  # attnlib/checks/nbNN_…
+    return names & _defined_names(package_init)
 
 
 def _affected_modules(changed: set[str], modules: dict[str, Path]) -> set[str]:
@@ -184,14 +226,16 @@ def touched_notebooks(changed: set[str] | None) -> list[Path]:
             chosen.update({by_number[match.group(1)]} if match.group(1) in by_number else ())
         if not file.startswith(f"{PACKAGE}/"):
             continue
+        if file in WRITTEN_FROM_THE_NOTEBOOKS:
+            continue
         module = module_of.get(file)
-        if module is None or file.endswith("__init__.py"):  # data, or a deleted module
+        if module is None:  # data, or a deleted module
             return notebooks
         changed_modules.add(module)
         if (match := CHECKER_FOLDER.match(file)) and match.group(1) in by_number:
             chosen.add(by_number[match.group(1)])
     affected = _affected_modules(changed_modules, modules)
-    names = set().union(set(), *(_defined_names(modules[name]) for name in affected))
+    names = set().union(set(), *(_reachable_names(modules[name]) for name in affected))
     for notebook in notebooks:
         imported, used = _used(notebook)
         if imported & affected or used & names:

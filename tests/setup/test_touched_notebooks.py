@@ -43,7 +43,7 @@ def test_a_changed_notebook_runs_in_either_edition(edition: str) -> None:
     "changed",
     [
         "attnlib/__init__.py",  # re-exports every name
-        "attnlib/data/solutions.json",  # not a module
+        "attnlib/data/attention_benchmark.json",  # not a module
         "attnlib/no_longer_there.py",  # deleted
         "requirements.txt",
         "instructors/notebooks/nbval_sanitize.cfg",
@@ -51,6 +51,26 @@ def test_a_changed_notebook_runs_in_either_edition(edition: str) -> None:
 )
 def test_what_every_notebook_reads_runs_every_notebook(changed: str) -> None:
     assert _numbers({changed}) == _every()
+
+
+def test_the_worked_solutions_run_only_what_their_notebooks_run() -> None:
+    # make editions writes them from the instructors' notebooks, which changed with them.
+    assert _numbers({"attnlib/data/solutions.json"}) == []
+    name = NOTEBOOKS[3].name
+    assert _numbers({"attnlib/data/solutions.json", f"instructors/notebooks/{name}"}) == [name[:2]]
+
+
+def test_a_checker_packages_init_runs_its_notebook_not_every_one() -> None:
+    # What adding an exercise changes: the notebook package's __init__ exports the checker.
+    changed = _numbers({"attnlib/checks/nb03_naive_attention/__init__.py"})
+    assert "03" in changed and changed != _every()
+
+
+def test_a_name_re_exported_by_a_package_reaches_its_importers() -> None:
+    # The checkers import check_function from attnlib.checks.engine, whose __init__ takes it
+    # from engine/functions.py: a change there runs the notebooks of those checkers.
+    assert "03" in _numbers({"attnlib/checks/engine/functions.py"})
+    assert "10" in _numbers({"attnlib/checks/engine/classes.py"})
 
 
 def test_no_merge_base_runs_every_notebook() -> None:
