@@ -14,7 +14,7 @@ The rule on pickles, one way only (loading a pickle runs code):
   pickle keeps what the arguments share shared (a model and its optimizer).
 - sandbox → grader: never a pickle, nor anything else that runs when read; JSON only, every
   field checked before it is used. No module of the grader's side imports ``pickle``
-  (``tests/grading/test_grading_sides.py`` checks it).
+  (``tests/grader/test_grading_sides.py`` checks it).
 
 This package imports nothing of either side.
 """
